@@ -1,0 +1,157 @@
+"""Local files: text, Markdown, HTML (and PDF, through :mod:`.pdf`).
+
+The type comes from the bytes first (a ``%PDF-`` header, an HTML document
+start) and the file name second. Prose (``.txt``, ``.md``, no suffix, ...)
+has its hard-wrapped lines joined into paragraphs; code, data and logs keep
+one stored line per file line.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from .._version import __version__
+from ..config import Limits
+from ..document import Document
+from ..errors import EmptyContent, InvalidPath, TooLarge, UnsupportedType
+from ..extract import decode_html, extract_html, extractor_version
+from ..locators import file_locator
+from ..textutil import clean_lines, decode_bytes, join_wrapped_lines, one_line
+
+__all__ = ["FileAdapter", "PageRange", "parse_page_range"]
+
+_HTML_SUFFIXES = frozenset({".html", ".htm", ".xhtml", ".shtml"})
+_MARKDOWN_SUFFIXES = frozenset({".md", ".markdown", ".mdx", ".mkd", ".mdown"})
+_PROSE_SUFFIXES = frozenset({"", ".txt", ".text", ".rst", ".adoc", ".asciidoc", ".org"})
+_HTML_START = re.compile(rb"^\s*(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html|head|body)\b",
+                         re.IGNORECASE | re.DOTALL)
+_MARKDOWN_HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*#*\s*$", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class PageRange:
+    """An inclusive range of 1-based physical pages (``--pages 3-5``)."""
+
+    first: int
+    last: int | None  # None: to the end
+
+
+def parse_page_range(spec: str) -> PageRange:
+    """``"3"``, ``"3-5"``, ``"3-"`` or ``"-5"`` as a PageRange; InvalidArgument otherwise."""
+    from ..errors import InvalidArgument
+
+    match = re.fullmatch(r"\s*(\d*)\s*(-?)\s*(\d*)\s*", spec)
+    if not match or not (match.group(1) or match.group(3)):
+        raise InvalidArgument(f"bad page range {spec!r}", hint="use N, A-B, A- or -B")
+    first = int(match.group(1) or 1)
+    last: int | None
+    last = (int(match.group(3)) if match.group(3) else None) if match.group(2) else first
+    if first < 1 or (last is not None and last < first):
+        raise InvalidArgument(f"bad page range {spec!r}: pages start at 1 and A <= B")
+    return PageRange(first, last)
+
+
+class FileAdapter:
+    """Reads local files into Documents."""
+
+    kind = "file"
+
+    def __init__(self, limits: Limits | None = None) -> None:
+        self.limits = limits or Limits()
+
+    def locate(self, path: str | os.PathLike[str]) -> tuple[str, str]:
+        """``(locator, display)`` of a file; raises InvalidPath for bad input."""
+        resolved = str(file_locator(path))
+        return resolved, resolved
+
+    def load(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        pages: PageRange | None = None,
+        password: str | None = None,
+    ) -> Document:
+        resolved = file_locator(path)
+        locator = str(resolved)
+        raw, stat = self._read_bytes(resolved, locator)
+        meta: dict[str, Any] = {
+            "size": stat.st_size,
+            "mtime": datetime.fromtimestamp(stat.st_mtime, timezone.utc)
+            .strftime("%Y-%m-%dT%H:%M:%SZ"),
+        }
+        if not raw.strip():
+            raise EmptyContent("the file is empty", locator=locator)
+        suffix = resolved.suffix.lower()
+        if raw[:1024].lstrip().startswith(b"%PDF-") or suffix == ".pdf":
+            from .pdf import read_pdf
+
+            return read_pdf(raw, locator=locator, meta=meta, limits=self.limits,
+                            pages=pages, password=password, name=resolved.name)
+        if suffix in _HTML_SUFFIXES or _HTML_START.match(raw[:2048]):
+            return self._html(raw, locator, meta)
+        return self._text(raw, locator, meta, suffix)
+
+    def _read_bytes(self, path: Path, locator: str) -> tuple[bytes, os.stat_result]:
+        try:
+            with path.open("rb") as handle:
+                stat = os.fstat(handle.fileno())
+                if stat.st_size > self.limits.max_file_bytes:
+                    raise TooLarge(
+                        f"the file has {stat.st_size:,} bytes, over the cap of "
+                        f"{self.limits.max_file_bytes:,}", locator=locator)
+                raw = handle.read(self.limits.max_file_bytes + 1)
+        except PermissionError as exc:
+            raise InvalidPath(f"permission denied: {locator}") from exc
+        except IsADirectoryError as exc:
+            raise InvalidPath(f"{locator} is a directory, not a file") from exc
+        except OSError as exc:
+            raise InvalidPath(f"cannot read {locator}: {exc.strerror or exc}") from exc
+        if len(raw) > self.limits.max_file_bytes:  # it grew while we read it
+            raise TooLarge(f"the file is over the cap of {self.limits.max_file_bytes:,} bytes",
+                           locator=locator)
+        return raw, stat
+
+    def _html(self, raw: bytes, locator: str, meta: dict[str, Any]) -> Document:
+        html = decode_html(raw, locator=locator)
+        extracted = extract_html(html, locator=locator)
+        if not extracted.text:
+            raise EmptyContent("the HTML page has no readable text", locator=locator)
+        meta = {**meta, "content_type": "text/html"}
+        if extracted.canonical:
+            meta["canonical_url"] = extracted.canonical
+        return Document(
+            kind="file", locator=locator, display=locator, text=extracted.text, raw=raw,
+            title=extracted.title, site=extracted.site, author=extracted.author,
+            date=extracted.date, extractor=extracted.extractor,
+            extractor_version=extractor_version(), meta=meta,
+        )
+
+    def _text(self, raw: bytes, locator: str, meta: dict[str, Any], suffix: str) -> Document:
+        try:
+            decoded = decode_bytes(raw, locator=locator)
+        except UnsupportedType as exc:
+            raise UnsupportedType(
+                f"{exc.message}: not a PDF, HTML, Markdown or text file", locator=locator
+            ) from exc
+        title = None
+        if suffix in _MARKDOWN_SUFFIXES:
+            text, content_type, extractor = join_wrapped_lines(decoded), "text/markdown", "markdown"
+            heading = _MARKDOWN_HEADING.search(text)
+            title = one_line(heading.group(1)) if heading else None
+        elif suffix in _PROSE_SUFFIXES:
+            text = join_wrapped_lines(decoded, markdown=False)
+            content_type, extractor = "text/plain", "text"
+        else:
+            text, content_type, extractor = clean_lines(decoded), "text/plain", "lines"
+        if not text:
+            raise EmptyContent("the file holds only whitespace", locator=locator)
+        return Document(
+            kind="file", locator=locator, display=locator, text=text, raw=raw, title=title,
+            extractor=extractor, extractor_version=__version__,
+            meta={**meta, "content_type": content_type},
+        )

@@ -1,0 +1,73 @@
+"""Defaults and limits (DESIGN §8), and where the ledger file lives (DESIGN §4)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = [
+    "ENV_ALLOW_PRIVATE",
+    "ENV_LEDGER",
+    "LEDGER_DIR",
+    "LEDGER_FILE",
+    "Limits",
+    "allow_private_from_env",
+    "resolve_ledger_path",
+]
+
+ENV_LEDGER = "FETCHLEDGER_LEDGER"
+ENV_ALLOW_PRIVATE = "FETCHLEDGER_ALLOW_PRIVATE"
+LEDGER_DIR = ".fetchledger"
+LEDGER_FILE = "ledger.db"
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Every cap and timeout fetchledger applies; all configurable."""
+
+    connect_timeout: float = 10.0  # seconds
+    total_timeout: float = 30.0  # one wall-clock deadline across redirects and body
+    max_redirects: int = 10
+    max_body_bytes: int = 25_000_000  # as received on the wire
+    max_decoded_bytes: int = 50_000_000  # after content decoding
+    max_file_bytes: int = 200_000_000
+    max_pdf_pages: int = 2_000
+    command_timeout: float = 60.0
+    max_command_output: int = 10_000_000
+    max_raw_stored: int = 25_000_000  # raw bytes kept per version (compressed)
+    batch_concurrency: int = 32
+    batch_per_host: int = 4
+
+
+def resolve_ledger_path(
+    explicit: str | os.PathLike[str] | None = None,
+    *,
+    cwd: Path | None = None,
+    env: Mapping[str, str] | None = None,
+) -> Path:
+    """``explicit``, else ``$FETCHLEDGER_LEDGER``, else the nearest
+    ``.fetchledger/ledger.db`` walking up from ``cwd`` (as git finds ``.git``),
+    else a new ``./.fetchledger/ledger.db``."""
+    env = os.environ if env is None else env
+    cwd = (cwd or Path.cwd()).absolute()
+    if explicit:
+        return _absolute(Path(explicit).expanduser(), cwd)
+    if env.get(ENV_LEDGER):
+        return _absolute(Path(env[ENV_LEDGER]).expanduser(), cwd)
+    for folder in (cwd, *cwd.parents):
+        candidate = folder / LEDGER_DIR / LEDGER_FILE
+        if candidate.is_file():
+            return candidate
+    return cwd / LEDGER_DIR / LEDGER_FILE
+
+
+def _absolute(path: Path, cwd: Path) -> Path:
+    return path if path.is_absolute() else cwd / path
+
+
+def allow_private_from_env(env: Mapping[str, str] | None = None) -> bool:
+    """True when ``FETCHLEDGER_ALLOW_PRIVATE`` is set to a true value."""
+    value = (os.environ if env is None else env).get(ENV_ALLOW_PRIVATE, "")
+    return value.strip().lower() in {"1", "true", "yes", "on"}

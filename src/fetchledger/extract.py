@@ -1,0 +1,145 @@
+"""HTML to stored text: the one extraction function files and web pages share.
+
+Main text and metadata come from trafilatura; when it finds no main text,
+a plain-text fallback over the cleaned tree keeps what is readable. Hidden
+elements (``hidden``, ``aria-hidden="true"``, ``display:none``) are removed
+before either sees the page, so text a reader cannot see is never quoted.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+import lxml.etree
+import lxml.html
+
+from .errors import CorruptContent
+from .textutil import clean_lines, decode_bytes, one_line
+
+__all__ = ["Extracted", "decode_html", "extract_html", "extractor_version"]
+
+_META_CHARSET = re.compile(
+    rb"""<meta[^>]+?charset\s*=\s*["']?\s*([A-Za-z0-9._:-]+)""", re.IGNORECASE
+)
+_HIDDEN_XPATH = (
+    "//*[@hidden] | //*[@aria-hidden='true'] | "
+    "//*[contains(translate(@style, 'DISPLAYNOE: ', 'displaynoe'), 'display:none')] | "
+    "//*[contains(translate(@style, 'VISIBLTYHDN: ', 'visibltyhdn'), 'visibility:hidden')]"
+)
+_NOT_TEXT = ("script", "style", "noscript", "template", "svg", "canvas", "iframe", "object")
+_BLOCKS = frozenset(
+    "p div li h1 h2 h3 h4 h5 h6 tr br blockquote pre section article header footer "
+    "td th dd dt figcaption caption table ul ol main aside nav form".split()
+)
+
+
+@dataclass(frozen=True)
+class Extracted:
+    """Stored text and metadata of one HTML page."""
+
+    text: str
+    title: str | None
+    site: str | None
+    author: str | None
+    date: str | None
+    canonical: str | None
+    language: str | None
+    extractor: str
+
+
+@lru_cache(maxsize=1)
+def extractor_version() -> str:
+    import trafilatura
+
+    return str(trafilatura.__version__)
+
+
+def decode_html(raw: bytes, declared: str | None = None, *, locator: str = "") -> str:
+    """Decode HTML bytes: BOM, declared charset, ``<meta charset>``, UTF-8, detection."""
+    if not declared:
+        match = _META_CHARSET.search(raw[:8192])
+        if match:
+            declared = match.group(1).decode("ascii", "replace")
+    return decode_bytes(raw, declared, locator=locator)
+
+
+def _parse(html: str, locator: str) -> lxml.html.HtmlElement:
+    # lxml refuses str input with an XML encoding declaration; strip it.
+    html = re.sub(r"^\s*<\?xml[^>]*>", "", html, count=1)
+    try:
+        tree = lxml.html.document_fromstring(html)
+    except (lxml.etree.ParserError, ValueError) as exc:
+        raise CorruptContent(f"cannot parse the HTML: {exc}", locator=locator) from exc
+    for element in tree.xpath(_HIDDEN_XPATH):
+        if element.getparent() is not None and element.tag not in ("html", "body"):
+            element.drop_tree()
+    return tree
+
+
+def _head_facts(tree: lxml.html.HtmlElement) -> tuple[str | None, str | None, str | None]:
+    """``<title>``, ``<link rel=canonical>`` and ``<html lang>`` of the page."""
+    titles = tree.xpath("//title//text()")
+    title = one_line(" ".join(titles)) or None
+    links = tree.xpath("//link[translate(@rel, 'CANONICAL', 'canonical')='canonical']/@href")
+    canonical = str(links[0]).strip() if links else None
+    lang = tree.get("lang") or None
+    return title, canonical, lang
+
+
+def _fallback_text(tree: lxml.html.HtmlElement) -> str:
+    """Readable text of the body, one block element per line."""
+    body = tree.find("body")
+    root = body if body is not None else tree
+    for element in root.iter(*_NOT_TEXT):
+        if element.getparent() is not None:
+            element.drop_tree()
+    parts: list[str] = []
+    for event, element in lxml.etree.iterwalk(root, events=("start", "end")):
+        if not isinstance(element.tag, str):
+            continue
+        tag = element.tag.lower()
+        if event == "start":
+            if tag in _BLOCKS:
+                parts.append("\n")
+            if element.text:
+                parts.append(element.text)
+        else:
+            if tag in _BLOCKS:
+                parts.append("\n")
+            if element.tail:
+                parts.append(element.tail)
+    return clean_lines(" ".join("".join(parts).split(" ")))
+
+
+def extract_html(html: str, url: str | None = None, *, locator: str = "") -> Extracted:
+    """Main text (one paragraph per line) and metadata of an HTML page."""
+    import trafilatura
+
+    tree = _parse(html, locator or url or "")
+    head_title, canonical, lang = _head_facts(tree)
+    result = trafilatura.bare_extraction(
+        tree, url=url, with_metadata=True, include_comments=False, include_tables=True,
+        deduplicate=False,
+    )
+    found = result if isinstance(result, trafilatura.settings.Document) else None
+    text = clean_lines(found.text or "") if found is not None else ""
+    extractor = "trafilatura"
+    if not text:  # trafilatura changed the tree: parse again for the fallback
+        text, extractor = _fallback_text(_parse(html, locator)), "html-text"
+
+    def fact(name: str) -> str | None:
+        value = getattr(found, name, None) if found is not None else None
+        return one_line(str(value)) or None if value else None
+
+    return Extracted(
+        text=text,
+        title=fact("title") or head_title,
+        site=fact("sitename"),
+        author=fact("author"),
+        date=fact("date"),
+        canonical=canonical,
+        language=fact("language") or lang,
+        extractor=extractor,
+    )

@@ -1,0 +1,301 @@
+"""The public API: a persistent, numbered ledger of consulted sources.
+
+Every adapter call registers its source in the same call and hands back
+numbered verbatim snippets::
+
+    from fetchledger import Ledger
+
+    with Ledger() as ledger:
+        got = ledger.read("notes/boiling.md", query="altitude")
+        print("\\n".join(got.text_lines()))
+
+A failed retrieval is recorded as an attempt and raised as a
+``RetrievalFailed``; bad input raises ``BadInput`` and records nothing.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import TypeVar
+
+from .adapters.files import FileAdapter, PageRange, parse_page_range
+from .config import Limits, allow_private_from_env, resolve_ledger_path
+from .document import Document
+from .errors import (
+    BadInput,
+    InvalidArgument,
+    QuoteNotFound,
+    RetrievalFailed,
+    UnknownSource,
+)
+from .passages import (
+    Passage,
+    QuoteSpan,
+    cut_quote,
+    display_line,
+    query_terms,
+    search_words,
+    select_quotes,
+)
+from .prepare import Prepared, prepare
+from .results import Attempt, Failure, Outcome, Retrieval, Snippet, Source, SourceDetails
+from .store import QuoteRow, SQLiteStore
+from .verbatim import find_verbatim, nearest_passage
+
+__all__ = ["Ledger"]
+
+T = TypeVar("T")
+
+
+class Ledger:
+    """A ledger file and the adapters that register into it.
+
+    ``path`` defaults as in DESIGN §4 (``$FETCHLEDGER_LEDGER``, the nearest
+    ``.fetchledger/ledger.db`` upwards, else a new one in the working folder).
+    ``allow_private`` defaults to ``$FETCHLEDGER_ALLOW_PRIVATE``.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        limits: Limits | None = None,
+        allow_private: bool | None = None,
+        allow_hosts: Sequence[str] = (),
+    ) -> None:
+        self.path: Path = resolve_ledger_path(path)
+        self.limits = limits or Limits()
+        self.allow_private = allow_private_from_env() if allow_private is None else allow_private
+        self.allow_hosts = tuple(allow_hosts)
+        self._store = SQLiteStore(self.path)
+        self._files = FileAdapter(self.limits)
+
+    def close(self) -> None:
+        self._store.close()
+
+    def __enter__(self) -> Ledger:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    # --- registering ----------------------------------------------------------
+
+    def register(self, document: Document, *, query: str | None = None, k: int = 3) -> Retrieval:
+        """Register a document an adapter produced and hand out ``k`` snippets."""
+        prepared = prepare(document, query=query, k=k,
+                           max_raw_stored=self.limits.max_raw_stored)
+        return self.register_prepared(prepared)
+
+    def register_prepared(self, prepared: Prepared) -> Retrieval:
+        """Write a prepared version (see :func:`fetchledger.prepare.prepare`)."""
+        stored = self._store.register(prepared.version, prepared.quote_rows())
+        source = self._store.source(stored.source_id, stored.version_number)
+        assert source is not None  # it was registered in the same transaction
+        snippets = tuple(self._snippet(source.id, stored.version_number, prepared.version.text, q)
+                         for q in prepared.quotes)
+        return Retrieval(source, snippets, stored.new_source, stored.new_version,
+                         prepared.warnings)
+
+    def record_failure(self, kind: str, locator: str, error: RetrievalFailed) -> None:
+        """Record a failed retrieval as an attempt (it gets no id)."""
+        self._store.record_attempt(kind, error.locator or locator, error.status, error.message)
+
+    def _retrieve(
+        self, kind: str, display: str, load: Callable[[], Document], *,
+        query: str | None, k: int, page_range: PageRange | None = None,
+    ) -> Retrieval:
+        _check_k(k)
+        try:
+            document = load()
+            prepared = prepare(
+                document, query=query, k=k, max_raw_stored=self.limits.max_raw_stored,
+                page_range=(page_range.first, page_range.last) if page_range else None)
+        except RetrievalFailed as error:
+            self.record_failure(kind, display, error)
+            raise
+        return self.register_prepared(prepared)
+
+    @staticmethod
+    def _snippet(source_id: int, version: int, text: str, span: QuoteSpan) -> Snippet:
+        return Snippet(source_id, version, text[span.start : span.end], span.start, span.end,
+                       span.page, span.label, span.line)
+
+    # --- adapters -----------------------------------------------------------------
+
+    def read(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        query: str | None = None,
+        k: int = 3,
+        pages: str | PageRange | None = None,
+        password: str | None = None,
+    ) -> Retrieval:
+        """Read a local PDF, HTML, Markdown or text file and register it."""
+        page_range = parse_page_range(pages) if isinstance(pages, str) else pages
+        _, display = self._files.locate(path)
+        return self._retrieve(
+            "file", display,
+            lambda: self._files.load(path, pages=page_range, password=password),
+            query=query, k=k, page_range=page_range)
+
+    def read_many(
+        self, paths: Iterable[str | os.PathLike[str]], **options: object
+    ) -> list[Outcome]:
+        """``read`` each path in turn; a failure stands in the list in its place."""
+        return self.collect(paths, lambda p: self.read(p, **options))  # type: ignore[arg-type]
+
+    def collect(self, inputs: Iterable[T], one: Callable[[T], Retrieval]) -> list[Outcome]:
+        """Run ``one`` on every input; good inputs register even when others fail.
+
+        Bad input and failed retrievals become :class:`Failure` entries; a
+        ledger error (exit 4) stops everything and is raised.
+        """
+        outcomes: list[Outcome] = []
+        for item in inputs:
+            try:
+                outcomes.append(one(item))
+            except (BadInput, RetrievalFailed) as error:
+                outcomes.append(Failure.from_error(str(item), error))
+        return outcomes
+
+    # --- reading the ledger ---------------------------------------------------------
+
+    def sources(self) -> list[Source]:
+        """Every source, by id."""
+        return self._store.sources()
+
+    def source(self, source_id: int) -> Source:
+        """One source as of its latest version; UnknownSource if there is none."""
+        source = self._store.source(source_id)
+        if source is None:
+            raise UnknownSource(source_id)
+        return source
+
+    def details(self, source_id: int) -> SourceDetails:
+        """A source with its versions, aliases and quote count (``show N``)."""
+        source = self.source(source_id)
+        return SourceDetails(
+            source, tuple(self._store.version_details(source_id)),
+            tuple(self._store.aliases(source_id)), self._store.quote_count(source_id))
+
+    def text(self, source_id: int, version: int | None = None) -> str:
+        """The stored text of a source's latest (or given) version, exactly."""
+        self.source(source_id)
+        for _, number, text in self._store.versions(source_id):
+            if version is None or number == version:
+                return text
+        raise InvalidArgument(f"source [{source_id}] has no version {version}")
+
+    def raw(self, source_id: int, version: int | None = None) -> bytes:
+        """The raw bytes kept for a version (compressed in the ledger, capped)."""
+        source = self.source(source_id)
+        return self._store.raw_bytes(source_id, version or source.version)
+
+    def attempts(self, *, failed: bool = False) -> list[Attempt]:
+        """Every retrieval attempt, oldest first (only the failed ones with ``failed``)."""
+        return self._store.attempts(failed_only=failed)
+
+    def quotes(self, query: str, *, k: int = 3, source: int | None = None) -> list[Retrieval]:
+        """The ``k`` passages of the whole ledger (or one source) that best match
+        ``query``, grouped by source in rank order, each recorded as handed out."""
+        _check_k(k)
+        if not search_words(query):
+            raise InvalidArgument("the query has no words to search for")
+        if source is not None:
+            return self._quotes_in_source(query, k, source)
+        terms = query_terms(query)
+        spans: dict[tuple[int, int], list[tuple[QuoteSpan, str]]] = {}
+        seen: set[str] = set()
+        for hit in self._store.search(search_words(query), limit=max(4 * k, 20)):
+            local = Passage(hit.start - hit.context_start, hit.end - hit.context_start,
+                            hit.page, hit.page_label)
+            cut = cut_quote(hit.context, local, terms)
+            quote = hit.context[cut.start : cut.end]
+            if quote in seen:
+                continue
+            seen.add(quote)
+            shifted = QuoteSpan(cut.start + hit.context_start, cut.end + hit.context_start,
+                                cut.page, cut.label, cut.line)
+            spans.setdefault((hit.source_id, hit.version_number), []).append((shifted, quote))
+            if len(seen) == k:
+                break
+        return [self._hand_out(source_id, number, found)
+                for (source_id, number), found in spans.items()]
+
+    def _quotes_in_source(self, query: str, k: int, source_id: int) -> list[Retrieval]:
+        self.source(source_id)
+        latest = self._store.latest_version(source_id)
+        assert latest is not None
+        version_id, number, text = latest
+        found = select_quotes(text, self._store.passages(version_id), query, k,
+                              lead_if_no_match=False)
+        if not found:
+            return []
+        return [self._hand_out(source_id, number, [(q, text[q.start : q.end]) for q in found])]
+
+    def _hand_out(
+        self, source_id: int, number: int, found: Sequence[tuple[QuoteSpan, str]]
+    ) -> Retrieval:
+        source = self._store.source(source_id, number)
+        assert source is not None
+        version_id = self._version_id(source_id, number)
+        self._store.record_quotes(source_id, version_id, [
+            QuoteRow(q.start, q.end, q.page, q.label, text) for q, text in found])
+        snippets = tuple(Snippet(source_id, number, text, q.start, q.end, q.page, q.label, q.line)
+                         for q, text in found)
+        return Retrieval(source, snippets)
+
+    def _version_id(self, source_id: int, number: int) -> int:
+        for version_id, version_number, _ in self._store.versions(source_id):
+            if version_number == number:
+                return version_id
+        raise UnknownSource(source_id)
+
+    def quote(self, source_id: int, text: str) -> Retrieval:
+        """Confirm ``text`` is verbatim in source ``source_id`` and register it.
+
+        Whitespace, typographic quotes and dashes may differ; words and digits
+        may not. Leading and trailing ``…`` (cut marks) are ignored. The latest
+        version is searched first, then older ones. Raises QuoteNotFound (with
+        the nearest real passage) when it is not there.
+        """
+        self.source(source_id)
+        needle = text.strip().strip("…").strip()
+        if not needle:
+            raise InvalidArgument("the quote is empty")
+        versions = self._store.versions(source_id)
+        for version_id, number, stored in versions:
+            span = find_verbatim(stored, needle)
+            if span is None:
+                continue
+            start, end = span
+            page = next((p for p in self._store.passages(version_id)
+                         if p.start <= start < max(p.end, p.start + 1)), None)
+            found = QuoteSpan(start, end, page.page if page else None,
+                              page.label if page else None, display_line(stored, start, end))
+            return self._hand_out(source_id, number, [(found, stored[start:end])])
+        version_id, _, stored = versions[0]
+        nearest = nearest_passage(stored, self._store.passages(version_id), needle)
+        nearest_text = stored[nearest.start : nearest.end] if nearest else None
+        raise QuoteNotFound(
+            f"the text is not verbatim in source [{source_id}]",
+            source_id=source_id, nearest=nearest_text,
+            hint=f'nearest passage: "{nearest_text}"' if nearest_text else None)
+
+    def reset(self) -> None:
+        """Empty the ledger: every source, version, quote and attempt is deleted and
+        ids start again at 1. (This ends the ledger's life; ids are not reused within it.)"""
+        self._store.reset()
+
+    def integrity_check(self) -> str:
+        """SQLite's own integrity check of the ledger file (``"ok"`` when sound)."""
+        return self._store.integrity_check()
+
+
+def _check_k(k: int) -> None:
+    if k < 1:
+        raise InvalidArgument(f"k must be at least 1, not {k}")

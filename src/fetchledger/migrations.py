@@ -1,0 +1,109 @@
+"""Append-only, named schema migrations of the SQLite ledger.
+
+Each migration runs once, in one transaction together with the row that
+records it. Never edit or reorder a published migration: add a new one.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+
+__all__ = ["MIGRATIONS"]
+
+
+def _run(db: sqlite3.Connection, script: str) -> None:
+    """Execute each statement of ``script`` inside the caller's transaction
+    (``executescript`` would commit it first)."""
+    statement = ""
+    for line in script.splitlines(keepends=True):
+        statement += line
+        if sqlite3.complete_statement(statement):
+            db.execute(statement)
+            statement = ""
+    if statement.strip():
+        raise ValueError(f"incomplete SQL statement in migration: {statement!r}")
+
+
+def _initial(db: sqlite3.Connection) -> None:
+    _run(
+        db,
+        """
+        CREATE TABLE source (
+            id              INTEGER PRIMARY KEY,
+            kind            TEXT NOT NULL,
+            locator         TEXT NOT NULL UNIQUE,
+            display         TEXT NOT NULL,
+            title           TEXT,
+            site            TEXT,
+            author          TEXT,
+            published       TEXT,
+            first_retrieved TEXT NOT NULL,
+            last_retrieved  TEXT NOT NULL,
+            latest_version  INTEGER
+        );
+        -- every locator that names a source: its canonical one, redirect hops, ...
+        CREATE TABLE alias (
+            locator   TEXT PRIMARY KEY,
+            source_id INTEGER NOT NULL REFERENCES source(id)
+        ) WITHOUT ROWID;
+        CREATE TABLE version (
+            id                INTEGER PRIMARY KEY,
+            source_id         INTEGER NOT NULL REFERENCES source(id),
+            number            INTEGER NOT NULL,
+            text_sha256       TEXT NOT NULL,
+            raw_sha256        TEXT NOT NULL,
+            retrieved_at      TEXT NOT NULL,
+            extractor         TEXT NOT NULL,
+            extractor_version TEXT NOT NULL,
+            meta              TEXT NOT NULL,   -- JSON: HTTP status, file size, argv, ...
+            pages             TEXT,            -- JSON: [[start, end, number, label], ...]
+            text              TEXT NOT NULL,
+            raw               BLOB,            -- zlib-compressed raw bytes (capped)
+            raw_size          INTEGER NOT NULL,
+            raw_stored        INTEGER NOT NULL,
+            UNIQUE (source_id, number)
+        );
+        CREATE TABLE passage (
+            id         INTEGER PRIMARY KEY,
+            version_id INTEGER NOT NULL REFERENCES version(id),
+            start      INTEGER NOT NULL,
+            end        INTEGER NOT NULL,
+            page       INTEGER,
+            page_label TEXT
+        );
+        CREATE INDEX passage_by_version ON passage(version_id);
+        -- the search index holds the passages of each source's latest version
+        CREATE VIRTUAL TABLE passage_fts USING fts5(
+            body, content='', tokenize='porter unicode61 remove_diacritics 2'
+        );
+        CREATE TABLE quote (
+            id         INTEGER PRIMARY KEY,
+            source_id  INTEGER NOT NULL REFERENCES source(id),
+            version_id INTEGER NOT NULL REFERENCES version(id),
+            start      INTEGER NOT NULL,
+            end        INTEGER NOT NULL,
+            page       INTEGER,
+            page_label TEXT,
+            text       TEXT NOT NULL,
+            first_at   TEXT NOT NULL,
+            UNIQUE (version_id, start, end)
+        );
+        CREATE INDEX quote_by_source ON quote(source_id);
+        CREATE TABLE attempt (
+            id        INTEGER PRIMARY KEY,
+            kind      TEXT NOT NULL,
+            locator   TEXT NOT NULL,
+            at        TEXT NOT NULL,
+            status    TEXT NOT NULL,
+            message   TEXT NOT NULL,
+            source_id INTEGER REFERENCES source(id)
+        );
+        CREATE INDEX attempt_by_status ON attempt(status);
+        """
+    )
+
+
+MIGRATIONS: tuple[tuple[str, Callable[[sqlite3.Connection], None]], ...] = (
+    ("0001_initial", _initial),
+)

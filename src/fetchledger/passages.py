@@ -1,0 +1,369 @@
+"""Split stored text into passages, rank them for a query, cut quotes.
+
+A passage is one sentence of one line of the stored text (a very long
+sentence is split at word boundaries), so a passage never crosses a line and
+never crosses a page. Offsets are code points into the stored text. Quotes
+are cut from passages at word boundaries to at most ``MAX_QUOTE`` characters;
+the display line marks a cut with ``…`` (the quote itself never holds one).
+"""
+
+from __future__ import annotations
+
+import bisect
+import itertools
+import math
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+from .document import Page
+from .textutil import fold_for_match
+
+__all__ = [
+    "MAX_PASSAGE",
+    "MAX_QUOTE",
+    "Passage",
+    "QuoteSpan",
+    "cut_quote",
+    "display_line",
+    "query_terms",
+    "rank",
+    "search_words",
+    "select_quotes",
+    "split_passages",
+    "split_sentences",
+    "tokenize",
+]
+
+MAX_QUOTE = 300
+MAX_PASSAGE = 1000  # longer sentences are indexed in chunks of about this size
+ELLIPSIS = "…"
+
+
+@dataclass(frozen=True)
+class Passage:
+    """``text[start:end]`` is one sentence (or chunk of one) on one line."""
+
+    start: int
+    end: int
+    page: int | None = None
+    label: str | None = None
+
+
+@dataclass(frozen=True)
+class QuoteSpan:
+    """A quote cut from a passage: ``text[start:end]`` verbatim, ``line`` for display."""
+
+    start: int
+    end: int
+    page: int | None
+    label: str | None
+    line: str
+
+
+# --- sentences --------------------------------------------------------------
+
+_ABBREVIATIONS = frozenset(
+    """mr mrs ms dr prof sr jr st mt vs etc e.g i.e eg ie cf al fig figs no nos vol vols
+    pp p ed eds approx ca inc ltd co corp dept univ jan feb mar apr jun jul aug sep sept
+    oct nov dec u.s u.k u.n ph.d m.d b.a m.a gen gov sen rep rev est op viz resp incl
+    z.b bzw ggf usw vgl d.h u.a s.o""".split()
+)
+# A terminator run, closing quotes/brackets, then whitespace and what can open a sentence.
+_BOUNDARY = re.compile(r"""[.!?…]+["'”’»)\]]*(?=\s+["'“‘«(\[]*[\w¿¡])""")
+_CJK_BOUNDARY = re.compile(r"[。！？]+[」』”’）]*")
+_WORD = re.compile(r"\S+")
+
+
+def _is_abbreviation(line: str, dot: int) -> bool:
+    """True when the '.' at ``dot`` ends an abbreviation or an initial, not a sentence."""
+    begin = dot
+    while begin > 0 and not line[begin - 1].isspace():
+        begin -= 1
+    word = line[begin:dot].lstrip("\"'“‘«([").lower()
+    if len(word) == 1 and word.isalpha():
+        return True  # an initial: "J. Smith"
+    return word in _ABBREVIATIONS
+
+
+def split_sentences(line: str) -> list[tuple[int, int]]:
+    """Sentence spans ``(start, end)`` of one line, whitespace trimmed."""
+    cuts: list[int] = []
+    for match in _BOUNDARY.finditer(line):
+        if line[match.start()] == "." and match.end() - match.start() >= 1:
+            terminator = line[match.start() : match.end()].rstrip("\"'”’»)]")
+            if terminator == "." and _is_abbreviation(line, match.start()):
+                continue
+        cuts.append(match.end())
+    cuts.extend(m.end() for m in _CJK_BOUNDARY.finditer(line))
+    spans: list[tuple[int, int]] = []
+    begin = 0
+    for cut in [*sorted(set(cuts)), len(line)]:
+        start, end = _trim(line, begin, cut)
+        if start < end:
+            spans.append((start, end))
+        begin = cut
+    return spans
+
+
+def _trim(text: str, start: int, end: int) -> tuple[int, int]:
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return start, end
+
+
+def _chunks(text: str, start: int, end: int, size: int) -> Iterable[tuple[int, int]]:
+    """Split ``text[start:end]`` at word boundaries into pieces of about ``size``."""
+    while end - start > size:
+        cut = text.rfind(" ", start + size // 2, start + size)
+        if cut <= start:
+            cut = start + size
+        yield _trim(text, start, cut)
+        start, _ = _trim(text, cut, end)
+    if start < end:
+        yield start, end
+
+
+def split_passages(text: str, pages: Sequence[Page] = ()) -> list[Passage]:
+    """Every passage of ``text``: sentences of each line, chunked when over-long."""
+    page_starts = [p.start for p in pages]
+    passages: list[Passage] = []
+    offset = 0
+    for line in text.split("\n"):
+        for begin, end in _line_pieces(offset, len(line), pages, page_starts):
+            page = _page_at(pages, page_starts, begin)
+            number, label = (page.number, page.label) if page else (None, None)
+            segment = text[begin:end]
+            for s_start, s_end in split_sentences(segment):
+                for c_start, c_end in _chunks(text, begin + s_start, begin + s_end, MAX_PASSAGE):
+                    passages.append(Passage(c_start, c_end, number, label))
+        offset += len(line) + 1
+    return passages
+
+
+def _line_pieces(
+    offset: int, length: int, pages: Sequence[Page], page_starts: list[int]
+) -> list[tuple[int, int]]:
+    """The line at ``offset``, split where a page starts inside it (never happens
+    with well-formed paged text, but a passage must not cross a page)."""
+    end = offset + length
+    cuts = [s for s in page_starts if offset < s < end]
+    bounds = [offset, *cuts, end]
+    return [(a, b) for a, b in itertools.pairwise(bounds) if a < b]
+
+
+def _page_at(pages: Sequence[Page], page_starts: list[int], position: int) -> Page | None:
+    if not pages:
+        return None
+    index = bisect.bisect_right(page_starts, position) - 1
+    if index < 0:
+        return None
+    page = pages[index]
+    return page if position < max(page.end, page.start + 1) else None
+
+
+# --- ranking ----------------------------------------------------------------
+
+_TOKEN = re.compile(r"\w+")
+_STOPWORDS = frozenset(
+    """a an and are as at be by for from has have in is it its of on or that the this
+    to was were which with der die das und ist von zu den des le la les et de du""".split()
+)
+
+
+@lru_cache(maxsize=1)
+def _stemmer() -> object:
+    import snowballstemmer
+
+    return snowballstemmer.stemmer("english")
+
+
+@lru_cache(maxsize=65536)
+def _stem(word: str) -> str:
+    return str(_stemmer().stemWord(word))  # type: ignore[attr-defined]
+
+
+def tokenize(text: str) -> list[str]:
+    """Lowercased, diacritic-free, stemmed word tokens (for ranking only)."""
+    return [_stem(w) for w in _TOKEN.findall(fold_for_match(text))]
+
+
+def search_words(query: str) -> list[str]:
+    """Distinct lowercased words of a query for the ledger's full-text index
+    (which stems by itself), stopwords dropped unless nothing else is left."""
+    words = _TOKEN.findall(query.lower())
+    content = [w for w in words if w not in _STOPWORDS]
+    return list(dict.fromkeys(content or words))
+
+
+def query_terms(query: str) -> list[str]:
+    """Distinct stemmed terms of a query, stopwords dropped unless nothing else is left."""
+    tokens = tokenize(query)
+    content = [t for t in tokens if t not in _STOPWORDS]
+    return list(dict.fromkeys(content or tokens))
+
+
+def rank(
+    text: str, passages: Sequence[Passage], query: str, *, k1: float = 1.2, b: float = 0.75
+) -> list[tuple[float, int]]:
+    """BM25 score of every passage that matches the query, best first: ``(score, index)``.
+
+    Adjacent query terms found next to each other in a passage add a small
+    phrase bonus, so "boiling point" prefers passages with the phrase.
+    """
+    terms = query_terms(query)
+    if not terms or not passages:
+        return []
+    docs = [tokenize(text[p.start : p.end]) for p in passages]
+    n_docs = len(docs)
+    avg_len = sum(len(d) for d in docs) / n_docs or 1.0
+    term_set = set(terms)
+    df: Counter[str] = Counter()
+    for doc in docs:
+        df.update(term_set.intersection(doc))
+    idf = {t: math.log(1 + (n_docs - df[t] + 0.5) / (df[t] + 0.5)) for t in terms}
+    pairs = set(itertools.pairwise(terms))
+    scored: list[tuple[float, int]] = []
+    for index, doc in enumerate(docs):
+        counts = Counter(t for t in doc if t in term_set)
+        if not counts:
+            continue
+        norm = k1 * (1 - b + b * len(doc) / avg_len)
+        score = sum(idf[t] * c * (k1 + 1) / (c + norm) for t, c in counts.items())
+        if pairs:
+            adjacent = sum(1 for pair in itertools.pairwise(doc) if pair in pairs)
+            score += 0.25 * min(adjacent, len(pairs)) * max(idf.values())
+        scored.append((score, index))
+    scored.sort(key=lambda item: (-item[0], item[1]))
+    return scored
+
+
+# --- quotes -----------------------------------------------------------------
+
+_TERMINATORS = ".!?…。！？:;"
+_CLOSERS = "\"'”’»)]」』）"
+
+
+def _starts_sentence(text: str, pos: int) -> bool:
+    i = pos
+    while i > 0 and text[i - 1] in " \t":
+        i -= 1
+    if i == 0 or text[i - 1] == "\n":
+        return True
+    while i > 0 and text[i - 1] in _CLOSERS:
+        i -= 1
+    return i > 0 and text[i - 1] in _TERMINATORS
+
+
+def _ends_sentence(text: str, pos: int) -> bool:
+    if pos >= len(text) or text[pos] == "\n":
+        return True
+    i = pos
+    while i > 0 and text[i - 1] in _CLOSERS:
+        i -= 1
+    return i > 0 and text[i - 1] in _TERMINATORS
+
+
+def cut_quote(
+    text: str, passage: Passage, terms: Sequence[str] = (), max_chars: int = MAX_QUOTE
+) -> QuoteSpan:
+    """The quote for a passage: the passage itself when short enough, else the
+    window of whole words (at most ``max_chars``) holding most query terms."""
+    start, end = passage.start, passage.end
+    if end - start > max_chars:
+        start, end = _best_window(text, start, end, set(terms), max_chars)
+    return QuoteSpan(start, end, passage.page, passage.label, display_line(text, start, end))
+
+
+def display_line(text: str, start: int, end: int) -> str:
+    """``text[start:end]`` with ``…`` on each side where it does not begin or end
+    a sentence (or a line) of the stored text."""
+    left = "" if _starts_sentence(text, start) else ELLIPSIS
+    right = "" if _ends_sentence(text, end) else ELLIPSIS
+    return f"{left}{text[start:end]}{right}"
+
+
+def _best_window(
+    text: str, start: int, end: int, terms: set[str], max_chars: int
+) -> tuple[int, int]:
+    """Whole words of ``text[start:end]`` spanning at most ``max_chars``, holding the
+    most query terms (the earliest such window; the first one without terms)."""
+    words = [(m.start(), m.end()) for m in _WORD.finditer(text, start, end)]
+    hits = [1 if terms and terms.intersection(tokenize(text[a:b])) else 0 for a, b in words]
+    best: tuple[int, int, int] | None = None
+    j = total = 0
+    for i in range(len(words)):
+        if j < i:
+            j, total = i, 0
+        while j < len(words) and words[j][1] - words[i][0] <= max_chars:
+            total += hits[j]
+            j += 1
+        if j > i:
+            if best is None or total > best[0]:
+                best = (total, i, j - 1)
+            total -= hits[i]
+        if best is not None and not terms:
+            break
+    if best is None:  # not one word fits: a hard cut at the start
+        return start, start + max_chars
+    _, first, last = best
+    if terms:  # shrink to the hits, then grow evenly so they sit mid-window
+        hit_words = [i for i in range(first, last + 1) if hits[i]]
+        first, last = hit_words[0], hit_words[-1]
+        grew = True
+        while grew:
+            grew = False
+            if first > 0 and words[last][1] - words[first - 1][0] <= max_chars:
+                first, grew = first - 1, True
+            if last + 1 < len(words) and words[last + 1][1] - words[first][0] <= max_chars:
+                last, grew = last + 1, True
+    return words[first][0], words[last][1]
+
+
+def select_quotes(
+    text: str,
+    passages: Sequence[Passage],
+    query: str | None = None,
+    k: int = 3,
+    *,
+    max_chars: int = MAX_QUOTE,
+    lead_if_no_match: bool = True,
+) -> list[QuoteSpan]:
+    """The ``k`` quotes a retrieval hands out: best ranked for a query, else the
+    leading passages of substance (sentences, not headings; others if none).
+
+    With a query that matches nothing, the leading passages are handed out
+    unless ``lead_if_no_match`` is false (then nothing is)."""
+    if k <= 0 or not passages:
+        return []
+    terms = query_terms(query) if query else []
+    order = [index for _, index in rank(text, passages, query)] if query else []
+    if not order and query and not lead_if_no_match:
+        return []
+    if not order:
+        substantial = [i for i, p in enumerate(passages) if _is_substantial(text, p)]
+        order = substantial + [i for i in range(len(passages)) if i not in set(substantial)]
+    chosen: list[QuoteSpan] = []
+    seen: set[str] = set()
+    for index in order:
+        span = cut_quote(text, passages[index], terms, max_chars)
+        key = text[span.start : span.end]
+        if key in seen:
+            continue
+        seen.add(key)
+        chosen.append(span)
+        if len(chosen) == k:
+            break
+    return chosen
+
+
+def _is_substantial(text: str, passage: Passage) -> bool:
+    """A sentence rather than a heading, label or menu: it ends like a sentence
+    and has four words or more, or it is long."""
+    words = len(_TOKEN.findall(text[passage.start : passage.end]))
+    return words >= 12 or (words >= 4 and _ends_sentence(text, passage.end)
+                           and text[passage.end - 1] in _TERMINATORS + _CLOSERS)

@@ -1,0 +1,94 @@
+"""Turn a Document into what the store writes, outside any transaction.
+
+Everything CPU-bound about a registration happens here (hashing, passage
+splitting, ranking, quote cutting, compression), so batch workers can do it
+in other processes and the writer only writes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import zlib
+from dataclasses import dataclass
+
+from .document import Document
+from .errors import EmptyContent, InvalidArgument
+from .passages import QuoteSpan, select_quotes, split_passages
+from .store import PreparedVersion, QuoteRow, utc_now
+from .textutil import LINE_BREAKS, one_line
+
+__all__ = ["Prepared", "prepare"]
+
+# One-for-one, so page offsets computed by the adapter stay valid.
+_STRAY_BREAKS = {ord(ch): "\n" for ch in LINE_BREAKS}
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A version ready to write, and the quotes to hand out for it."""
+
+    version: PreparedVersion
+    quotes: tuple[QuoteSpan, ...]
+    warnings: tuple[str, ...] = ()
+
+    def quote_rows(self) -> list[QuoteRow]:
+        text = self.version.text
+        return [QuoteRow(q.start, q.end, q.page, q.label, text[q.start : q.end])
+                for q in self.quotes]
+
+
+def prepare(
+    document: Document,
+    *,
+    query: str | None = None,
+    k: int = 3,
+    max_raw_stored: int = 25_000_000,
+    retrieved_at: str | None = None,
+    page_range: tuple[int, int | None] | None = None,
+) -> Prepared:
+    """Hash, split, rank and compress a document; raises EmptyContent if it has no text.
+
+    ``page_range`` (first, last or None) limits the quotes handed out to those
+    pages; the whole document is still stored, so a source has one identity.
+    """
+    # Adapters normalize line breaks; this guarantees it (DESIGN §2.2).
+    text = document.text.translate(_STRAY_BREAKS)
+    if not text.strip():
+        raise EmptyContent("no readable text", locator=document.display)
+    passages = split_passages(text, document.pages)
+    candidates = passages
+    if page_range is not None:
+        first, last = page_range
+        if not document.pages:
+            raise InvalidArgument("--pages applies to paged sources (PDF) only")
+        if first > len(document.pages):
+            raise InvalidArgument(
+                f"page {first} is past the end: the document has {len(document.pages)} pages")
+        candidates = [p for p in passages if p.page is not None and p.page >= first
+                      and (last is None or p.page <= last)]
+    quotes = select_quotes(text, candidates, query, k)
+    raw = document.raw
+    stored = raw[:max_raw_stored]
+    version = PreparedVersion(
+        kind=document.kind,
+        locator=document.locator,
+        display=document.display,
+        aliases=tuple(a for a in dict.fromkeys(document.aliases) if a != document.locator),
+        title=one_line(document.title) if document.title else None,
+        site=one_line(document.site) if document.site else None,
+        author=one_line(document.author) if document.author else None,
+        date=document.date,
+        retrieved_at=retrieved_at or utc_now(),
+        text=text,
+        text_sha256=hashlib.sha256(text.encode("utf-8")).hexdigest(),
+        raw_sha256=hashlib.sha256(raw).hexdigest(),
+        raw_compressed=zlib.compress(stored, 6),
+        raw_size=len(raw),
+        raw_stored=len(stored),
+        extractor=document.extractor,
+        extractor_version=document.extractor_version,
+        meta=dict(document.meta),
+        pages=tuple((p.start, p.end, p.number, p.label) for p in document.pages),
+        passages=tuple(passages),
+    )
+    return Prepared(version, tuple(quotes), tuple(document.warnings))

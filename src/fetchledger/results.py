@@ -1,0 +1,250 @@
+"""What the ledger hands back: sources, snippets, retrievals, failures, attempts.
+
+Each type knows its §5 JSON shape and its text lines, so the CLI and the MCP
+server print exactly the same thing.
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+from .errors import FetchLedgerError
+from .textutil import one_line
+
+__all__ = [
+    "Attempt",
+    "Failure",
+    "Outcome",
+    "Retrieval",
+    "Snippet",
+    "Source",
+    "SourceDetails",
+    "exit_code_for",
+    "outcomes_json",
+    "outcomes_text",
+    "page_suffix",
+]
+
+
+@dataclass(frozen=True)
+class Source:
+    """One registered source, as of one of its versions (the latest unless stated)."""
+
+    id: int
+    kind: str
+    locator: str  # display locator: secrets redacted
+    title: str | None
+    retrieved_at: str  # of this version
+    sha256: str  # of this version's stored text
+    versions: int
+    version: int  # the version number these facts describe
+    first_retrieved: str
+    last_retrieved: str
+    site: str | None = None
+    author: str | None = None
+    date: str | None = None
+    meta: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    @property
+    def label(self) -> str:
+        """Host, file name or command: what the header line shows beside the title."""
+        if self.kind in ("web", "http"):
+            locator = self.locator.split(" ", 1)[-1] if self.kind == "http" else self.locator
+            return urlsplit(locator).hostname or locator
+        if self.kind == "file":
+            return posixpath.basename(self.locator) or self.locator
+        return one_line(self.meta.get("command_line") or self.locator)
+
+    def header(self) -> str:
+        """``[3] Boiling point — en.wikipedia.org`` (never a full URL)."""
+        title = one_line(self.title or "")
+        label = self.label
+        if self.kind == "command" and "exit_code" in self.meta:
+            label = f"{label} (exit {self.meta['exit_code']})"
+        if not title or title == label:
+            return f"[{self.id}] {label}"
+        return f"[{self.id}] {title} — {label}"
+
+    def to_json(self, *, with_versions: bool = False) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "id": self.id,
+            "kind": self.kind,
+            "locator": self.locator,
+            "title": self.title,
+            "retrieved_at": self.retrieved_at,
+            "sha256": self.sha256,
+        }
+        if with_versions:
+            data["versions"] = self.versions
+        return data
+
+
+def page_suffix(page: int | None, label: str | None) -> str:
+    """`` (p. 12)`` or `` (p. 12, printed xii)``; empty for unpaged sources."""
+    if page is None:
+        return ""
+    if label and label != str(page):
+        return f" (p. {page}, printed {one_line(label)})"
+    return f" (p. {page})"
+
+
+@dataclass(frozen=True)
+class Snippet:
+    """A verbatim quote: ``quote == stored_text[start:end]`` of version ``version``."""
+
+    source_id: int
+    version: int
+    quote: str
+    start: int
+    end: int
+    page: int | None
+    page_label: str | None
+    line: str  # the quote as displayed, with "…" where it was cut
+
+    def text_line(self) -> str:
+        return f'[{self.source_id}] "{self.line}"{page_suffix(self.page, self.page_label)}'
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.source_id,
+            "quote": self.quote,
+            "start": self.start,
+            "end": self.end,
+            "page": self.page,
+            "line": self.line,
+        }
+
+
+@dataclass(frozen=True)
+class Retrieval:
+    """A registered source and the snippets handed out for it."""
+
+    source: Source
+    snippets: tuple[Snippet, ...]
+    new_source: bool = False
+    new_version: bool = False
+    warnings: tuple[str, ...] = ()
+
+    def text_lines(self) -> list[str]:
+        return [self.source.header(), *(s.text_line() for s in self.snippets)]
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "source": self.source.to_json(),
+            "snippets": [s.to_json() for s in self.snippets],
+        }
+        if self.warnings:
+            data["warnings"] = list(self.warnings)
+        return data
+
+
+@dataclass(frozen=True)
+class SourceDetails:
+    """Everything the ledger knows about one source (``show N``)."""
+
+    source: Source
+    versions: tuple[dict[str, Any], ...]
+    aliases: tuple[str, ...]
+    quotes: int
+
+    def text_lines(self) -> list[str]:
+        s = self.source
+        lines = [s.header(), f"kind:      {s.kind}", f"locator:   {s.locator}"]
+        for name, value in (("site", s.site), ("author", s.author), ("date", s.date)):
+            if value:
+                lines.append(f"{name + ':':<10} {one_line(value)}")
+        lines.append(f"retrieved: first {s.first_retrieved}, last {s.last_retrieved}")
+        lines.append(f"quotes:    {self.quotes} handed out or confirmed")
+        for version in self.versions:
+            facts = ", ".join(f"{k}={v}" for k, v in sorted(version["meta"].items())
+                              if not isinstance(v, (list, dict)))
+            lines.append(
+                f"version {version['version']}: {version['retrieved_at']}  "
+                f"{version['characters']:,} characters  sha256 {version['sha256'][:12]}  "
+                f"{version['extractor']} {version['extractor_version']}"
+                + (f"  ({facts})" if facts else ""))
+        return lines
+
+    def to_json(self) -> dict[str, Any]:
+        data = self.source.to_json(with_versions=True)
+        data.update({
+            "display": self.source.locator, "site": self.source.site,
+            "author": self.source.author, "date": self.source.date,
+            "first_retrieved": self.source.first_retrieved,
+            "last_retrieved": self.source.last_retrieved,
+            "versions": list(self.versions), "aliases": list(self.aliases),
+            "quotes": self.quotes,
+        })
+        return data
+
+
+@dataclass(frozen=True)
+class Failure:
+    """One input that did not register: bad input (exit 2) or a failed retrieval (3)."""
+
+    input: str
+    status: str
+    message: str
+    exit_code: int
+    hint: str | None = None
+
+    @classmethod
+    def from_error(cls, input: str, error: FetchLedgerError) -> Failure:
+        return cls(input, error.status, error.message, error.exit_code, error.hint)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"input": self.input, "error": {"status": self.status, "message": self.message}}
+
+    def error_line(self) -> str:
+        if self.exit_code == 2:  # bad input: the message names the input
+            return f"fetchledger: error: {one_line(self.message)}"
+        return f"fetchledger: error: {self.input}: {self.status}: {one_line(self.message)}"
+
+
+Outcome = Retrieval | Failure
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One retrieval attempt, successful or not."""
+
+    locator: str
+    at: str
+    status: str
+    message: str
+    kind: str = ""
+    source_id: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"locator": self.locator, "at": self.at, "status": self.status,
+                "message": self.message}
+
+    def text_line(self) -> str:
+        return f"{self.at}  {self.status:<16} {self.locator}  {one_line(self.message)}".rstrip()
+
+
+def exit_code_for(outcomes: Iterable[Outcome]) -> int:
+    """2 if any input was bad, else 3 if any retrieval failed, else 0 (DESIGN §5)."""
+    codes = {o.exit_code for o in outcomes if isinstance(o, Failure)}
+    if 2 in codes:
+        return 2
+    return 3 if codes else 0
+
+
+def outcomes_text(outcomes: Sequence[Outcome]) -> str:
+    """Header and snippet lines of every registered input (failures go to stderr)."""
+    lines: list[str] = []
+    for outcome in outcomes:
+        if isinstance(outcome, Retrieval):
+            lines.extend(outcome.text_lines())
+    return "\n".join(lines)
+
+
+def outcomes_json(outcomes: Sequence[Outcome]) -> str:
+    """The §5 JSON array: one object per input, in argument order."""
+    return json.dumps([o.to_json() for o in outcomes], ensure_ascii=False, indent=2)

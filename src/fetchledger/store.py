@@ -1,0 +1,511 @@
+"""The SQLite ledger store: the only module that speaks SQL.
+
+Ids are assigned inside one ``BEGIN IMMEDIATE`` transaction, so many
+processes can register into one ledger file at once and ids stay unique and
+dense (1..N). The database runs in WAL mode with ``synchronous=NORMAL``: a
+killed process leaves the file as before or after its last transaction.
+A shared server database can later implement the same methods.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import zlib
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from .errors import (
+    LedgerCorrupt,
+    LedgerError,
+    LedgerLocked,
+    LedgerReadOnly,
+    LedgerTooNew,
+)
+from .migrations import MIGRATIONS
+from .passages import Passage
+from .results import Attempt, Source
+
+__all__ = ["PassageHit", "PreparedVersion", "QuoteRow", "SQLiteStore", "StoredVersion", "utc_now"]
+
+BUSY_TIMEOUT_MS = 60_000
+
+
+def utc_now() -> str:
+    """The current time as ISO 8601 UTC with seconds: ``2026-11-30T10:59:37Z``."""
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@dataclass(frozen=True)
+class PreparedVersion:
+    """Everything one registration writes, computed before the transaction opens."""
+
+    kind: str
+    locator: str
+    display: str
+    aliases: tuple[str, ...]
+    title: str | None
+    site: str | None
+    author: str | None
+    date: str | None
+    retrieved_at: str
+    text: str
+    text_sha256: str
+    raw_sha256: str
+    raw_compressed: bytes
+    raw_size: int
+    raw_stored: int
+    extractor: str
+    extractor_version: str
+    meta: dict[str, Any]
+    pages: tuple[tuple[int, int, int, str | None], ...]
+    passages: tuple[Passage, ...]
+
+
+@dataclass(frozen=True)
+class QuoteRow:
+    """A quote to record: ``text`` is ``stored_text[start:end]`` of the version."""
+
+    start: int
+    end: int
+    page: int | None
+    page_label: str | None
+    text: str
+
+
+@dataclass(frozen=True)
+class StoredVersion:
+    """What a registration produced: the source id, its version, and whether each is new."""
+
+    source_id: int
+    version_id: int
+    version_number: int
+    new_source: bool
+    new_version: bool
+
+
+@dataclass(frozen=True)
+class PassageHit:
+    """One search hit: a passage of a source's latest version, with text around it."""
+
+    source_id: int
+    version_id: int
+    version_number: int
+    start: int
+    end: int
+    page: int | None
+    page_label: str | None
+    context: str  # stored text from ``context_start`` (a little before ``start``)
+    context_start: int
+    score: float
+
+
+class SQLiteStore:
+    """One ledger file. Open it, use it, close it (or use it as a context manager)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise LedgerReadOnly(
+                f"cannot create the ledger folder {path.parent}: {exc.strerror}", path=str(path)
+            ) from exc
+        with self._errors():
+            self.db = sqlite3.connect(
+                str(path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
+                check_same_thread=False,
+            )
+        try:
+            with self._errors():
+                self.db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+                self.db.execute("PRAGMA journal_mode = WAL")
+                self.db.execute("PRAGMA synchronous = NORMAL")
+                self.db.execute("PRAGMA foreign_keys = ON")
+                self._migrate()
+        except BaseException:
+            self.db.close()
+            raise
+
+    def close(self) -> None:
+        self.db.close()
+
+    # --- errors and transactions ---------------------------------------------
+
+    @contextmanager
+    def _errors(self) -> Iterator[None]:
+        """Turn sqlite3 failures into the LedgerError family (exit 4)."""
+        try:
+            yield
+        except sqlite3.Error as exc:
+            raise self._ledger_error(exc) from exc
+
+    def _ledger_error(self, exc: sqlite3.Error) -> LedgerError:
+        text = str(exc).lower()
+        where = str(self.path)
+        if "locked" in text or "busy" in text:
+            return LedgerLocked(
+                f"the ledger {where} stayed locked by another writer past "
+                f"{BUSY_TIMEOUT_MS // 1000} s", path=where,
+                hint="another fetchledger process is writing; try again")
+        if "full" in text:
+            return LedgerReadOnly(f"the disk holding {where} is full", path=where)
+        if "readonly" in text or "unable to open" in text or "read-only" in text:
+            return LedgerReadOnly(f"the ledger {where} cannot be written: {exc}", path=where,
+                                  hint="check the file's permissions or pass --ledger PATH")
+        if "not a database" in text or "malformed" in text or "corrupt" in text:
+            return LedgerCorrupt(f"{where} is not a usable ledger: {exc}", path=where)
+        return LedgerError(f"ledger error in {where}: {exc}", path=where)
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction, taken with BEGIN IMMEDIATE (the writer lock)."""
+        with self._errors():
+            self.db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self.db
+            except BaseException:
+                self.db.execute("ROLLBACK")
+                raise
+            self.db.execute("COMMIT")
+
+    @contextmanager
+    def _read(self) -> Iterator[sqlite3.Connection]:
+        """One consistent snapshot for several reads."""
+        with self._errors():
+            self.db.execute("BEGIN")
+            try:
+                yield self.db
+            finally:
+                self.db.execute("COMMIT")
+
+    def _migrate(self) -> None:
+        known = [name for name, _ in MIGRATIONS]
+        applied = self._applied_migrations()
+        unknown = [name for name in applied if name not in known]
+        if unknown:
+            raise LedgerTooNew(
+                f"the ledger {self.path} was written by a newer fetchledger "
+                f"(unknown migrations: {', '.join(unknown)})", path=str(self.path),
+                hint="upgrade fetchledger to use this ledger")
+        if len(applied) == len(known):
+            return
+        for name, migration in MIGRATIONS:
+            with self._write() as db:
+                db.execute(
+                    "CREATE TABLE IF NOT EXISTS migration "
+                    "(name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")
+                done = db.execute("SELECT 1 FROM migration WHERE name = ?", (name,)).fetchone()
+                if done:
+                    continue  # another process applied it first
+                migration(db)
+                db.execute("INSERT INTO migration VALUES (?, ?)", (name, utc_now()))
+
+    def _applied_migrations(self) -> list[str]:
+        exists = self.db.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'migration'").fetchone()
+        if not exists:
+            if self.db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
+                raise LedgerCorrupt(f"{self.path} is an SQLite file but not a fetchledger ledger",
+                                    path=str(self.path))
+            return []
+        return [row[0] for row in self.db.execute("SELECT name FROM migration ORDER BY name")]
+
+    # --- writes -------------------------------------------------------------------
+
+    def register(
+        self, prepared: PreparedVersion, quotes: Sequence[QuoteRow] = ()
+    ) -> StoredVersion:
+        """Register one retrieval: find or create the source, add a version when the
+        content changed, index its passages, record the quotes and an ``ok`` attempt."""
+        with self._write() as db:
+            source_id, new_source = self._find_or_create_source(db, prepared)
+            latest = db.execute(
+                "SELECT v.id, v.number, v.text_sha256, v.raw_sha256 FROM source s "
+                "JOIN version v ON v.id = s.latest_version WHERE s.id = ?", (source_id,)
+            ).fetchone()
+            if latest and (latest[2], latest[3]) == (prepared.text_sha256, prepared.raw_sha256):
+                version_id, number, new_version = latest[0], latest[1], False
+            else:
+                number = latest[1] + 1 if latest else 1
+                version_id = self._insert_version(db, source_id, number, prepared)
+                if latest:
+                    self._unindex_version(db, latest[0])
+                self._index_version(db, version_id, prepared)
+                new_version = True
+            db.execute(
+                "UPDATE source SET last_retrieved = ?, latest_version = ?, "
+                "title = coalesce(?, title), site = coalesce(?, site), "
+                "author = coalesce(?, author), published = coalesce(?, published) "
+                "WHERE id = ?",
+                (prepared.retrieved_at, version_id, prepared.title, prepared.site,
+                 prepared.author, prepared.date, source_id),
+            )
+            self._insert_quotes(db, source_id, version_id, quotes)
+            db.execute(
+                "INSERT INTO attempt (kind, locator, at, status, message, source_id) "
+                "VALUES (?, ?, ?, 'ok', ?, ?)",
+                (prepared.kind, prepared.display, prepared.retrieved_at,
+                 f"registered as [{source_id}] version {number}", source_id),
+            )
+        return StoredVersion(source_id, version_id, number, new_source, new_version)
+
+    def _find_or_create_source(
+        self, db: sqlite3.Connection, prepared: PreparedVersion
+    ) -> tuple[int, bool]:
+        names = (prepared.locator, *prepared.aliases)
+        marks = ",".join("?" * len(names))
+        rows = db.execute(
+            f"SELECT locator, source_id FROM alias WHERE locator IN ({marks})", names
+        ).fetchall()
+        found = dict(rows)
+        new = False
+        if prepared.locator in found:
+            source_id = found[prepared.locator]
+        elif found:
+            source_id = min(found.values())
+        else:
+            cursor = db.execute(
+                "INSERT INTO source (kind, locator, display, title, site, author, published, "
+                "first_retrieved, last_retrieved) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (prepared.kind, prepared.locator, prepared.display, prepared.title,
+                 prepared.site, prepared.author, prepared.date, prepared.retrieved_at,
+                 prepared.retrieved_at),
+            )
+            source_id = int(cursor.lastrowid or 0)
+            new = True
+        db.executemany(
+            "INSERT OR IGNORE INTO alias (locator, source_id) VALUES (?, ?)",
+            [(name, source_id) for name in names],
+        )
+        return source_id, new
+
+    def _insert_version(
+        self, db: sqlite3.Connection, source_id: int, number: int, p: PreparedVersion
+    ) -> int:
+        cursor = db.execute(
+            "INSERT INTO version (source_id, number, text_sha256, raw_sha256, retrieved_at, "
+            "extractor, extractor_version, meta, pages, text, raw, raw_size, raw_stored) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (source_id, number, p.text_sha256, p.raw_sha256, p.retrieved_at, p.extractor,
+             p.extractor_version, json.dumps(p.meta, ensure_ascii=False, sort_keys=True),
+             json.dumps(p.pages) if p.pages else None, p.text, p.raw_compressed,
+             p.raw_size, p.raw_stored),
+        )
+        return int(cursor.lastrowid or 0)
+
+    def _index_version(self, db: sqlite3.Connection, version_id: int, p: PreparedVersion) -> None:
+        first = db.execute("SELECT coalesce(max(id), 0) + 1 FROM passage").fetchone()[0]
+        db.executemany(
+            "INSERT INTO passage (id, version_id, start, end, page, page_label) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            [(first + i, version_id, s.start, s.end, s.page, s.label)
+             for i, s in enumerate(p.passages)],
+        )
+        db.executemany(
+            "INSERT INTO passage_fts (rowid, body) VALUES (?, ?)",
+            [(first + i, p.text[s.start : s.end]) for i, s in enumerate(p.passages)],
+        )
+
+    def _unindex_version(self, db: sqlite3.Connection, version_id: int) -> None:
+        """Take a superseded version's passages out of the search index."""
+        text = db.execute("SELECT text FROM version WHERE id = ?", (version_id,)).fetchone()[0]
+        rows = db.execute(
+            "SELECT id, start, end FROM passage WHERE version_id = ?", (version_id,)
+        ).fetchall()
+        db.executemany(
+            "INSERT INTO passage_fts (passage_fts, rowid, body) VALUES ('delete', ?, ?)",
+            [(pid, text[start:end]) for pid, start, end in rows],
+        )
+
+    def _insert_quotes(
+        self, db: sqlite3.Connection, source_id: int, version_id: int, quotes: Sequence[QuoteRow]
+    ) -> None:
+        now = utc_now()
+        db.executemany(
+            "INSERT OR IGNORE INTO quote (source_id, version_id, start, end, page, page_label, "
+            "text, first_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            [(source_id, version_id, q.start, q.end, q.page, q.page_label, q.text, now)
+             for q in quotes],
+        )
+
+    def record_quotes(self, source_id: int, version_id: int, quotes: Sequence[QuoteRow]) -> None:
+        """Record quotes handed out by a search or confirmed by ``quote``."""
+        if quotes:
+            with self._write() as db:
+                self._insert_quotes(db, source_id, version_id, quotes)
+
+    def record_attempt(self, kind: str, locator: str, status: str, message: str) -> None:
+        """Record a failed retrieval (it gets no id)."""
+        with self._write() as db:
+            db.execute(
+                "INSERT INTO attempt (kind, locator, at, status, message) VALUES (?, ?, ?, ?, ?)",
+                (kind, locator, utc_now(), status, message),
+            )
+
+    def reset(self) -> None:
+        """Delete every source, version, quote and attempt: the ledger starts again at [1]."""
+        with self._write() as db:
+            for table in ("quote", "attempt", "passage", "alias", "version", "source"):
+                db.execute(f"DELETE FROM {table}")
+            db.execute("INSERT INTO passage_fts (passage_fts) VALUES ('delete-all')")
+        with self._errors():
+            self.db.execute("VACUUM")
+
+    # --- reads --------------------------------------------------------------------
+
+    _SOURCE_COLUMNS = (
+        "s.id, s.kind, s.display, s.title, v.retrieved_at, v.text_sha256, "
+        "(SELECT count(*) FROM version WHERE source_id = s.id), v.number, "
+        "s.first_retrieved, s.last_retrieved, s.site, s.author, s.published, v.meta"
+    )
+
+    @staticmethod
+    def _source(row: Sequence[Any]) -> Source:
+        return Source(
+            id=row[0], kind=row[1], locator=row[2], title=row[3], retrieved_at=row[4],
+            sha256=row[5], versions=row[6], version=row[7], first_retrieved=row[8],
+            last_retrieved=row[9], site=row[10], author=row[11], date=row[12],
+            meta=json.loads(row[13]),
+        )
+
+    def source(self, source_id: int, version_number: int | None = None) -> Source | None:
+        """A source as of one version (the latest by default); None if unknown."""
+        with self._errors():
+            if version_number is None:
+                row = self.db.execute(
+                    f"SELECT {self._SOURCE_COLUMNS} FROM source s "
+                    "JOIN version v ON v.id = s.latest_version WHERE s.id = ?", (source_id,)
+                ).fetchone()
+            else:
+                row = self.db.execute(
+                    f"SELECT {self._SOURCE_COLUMNS} FROM source s JOIN version v "
+                    "ON v.source_id = s.id AND v.number = ? WHERE s.id = ?",
+                    (version_number, source_id),
+                ).fetchone()
+        return self._source(row) if row else None
+
+    def sources(self) -> list[Source]:
+        with self._errors():
+            rows = self.db.execute(
+                f"SELECT {self._SOURCE_COLUMNS} FROM source s "
+                "JOIN version v ON v.id = s.latest_version ORDER BY s.id"
+            ).fetchall()
+        return [self._source(row) for row in rows]
+
+    def source_id_for(self, locators: Sequence[str]) -> int | None:
+        """The id of the source any of these locators names, if one does."""
+        if not locators:
+            return None
+        marks = ",".join("?" * len(locators))
+        with self._errors():
+            row = self.db.execute(
+                f"SELECT min(source_id) FROM alias WHERE locator IN ({marks})", tuple(locators)
+            ).fetchone()
+        return int(row[0]) if row and row[0] is not None else None
+
+    def latest_version(self, source_id: int) -> tuple[int, int, str] | None:
+        """``(version_id, number, text)`` of a source's latest version."""
+        with self._errors():
+            row = self.db.execute(
+                "SELECT v.id, v.number, v.text FROM source s "
+                "JOIN version v ON v.id = s.latest_version WHERE s.id = ?", (source_id,)
+            ).fetchone()
+        return (row[0], row[1], row[2]) if row else None
+
+    def versions(self, source_id: int) -> list[tuple[int, int, str]]:
+        """``(version_id, number, text)`` of every version, newest first."""
+        with self._errors():
+            rows = self.db.execute(
+                "SELECT id, number, text FROM version WHERE source_id = ? ORDER BY number DESC",
+                (source_id,),
+            ).fetchall()
+        return [(r[0], r[1], r[2]) for r in rows]
+
+    def version_details(self, source_id: int) -> list[dict[str, Any]]:
+        """Everything but the text and raw bytes of each version, oldest first."""
+        with self._errors():
+            rows = self.db.execute(
+                "SELECT number, retrieved_at, text_sha256, raw_sha256, extractor, "
+                "extractor_version, meta, length(text), raw_size, raw_stored "
+                "FROM version WHERE source_id = ? ORDER BY number", (source_id,)
+            ).fetchall()
+        keys = ("version", "retrieved_at", "sha256", "raw_sha256", "extractor",
+                "extractor_version", "meta", "characters", "raw_size", "raw_stored")
+        details = [dict(zip(keys, row, strict=True)) for row in rows]
+        for item in details:
+            item["meta"] = json.loads(item["meta"])
+        return details
+
+    def aliases(self, source_id: int) -> list[str]:
+        with self._errors():
+            rows = self.db.execute(
+                "SELECT locator FROM alias WHERE source_id = ? ORDER BY locator", (source_id,)
+            ).fetchall()
+        return [row[0] for row in rows]
+
+    def quote_count(self, source_id: int) -> int:
+        with self._errors():
+            row = self.db.execute(
+                "SELECT count(*) FROM quote WHERE source_id = ?", (source_id,)).fetchone()
+        return int(row[0])
+
+    def raw_bytes(self, source_id: int, version_number: int) -> bytes:
+        """The stored raw bytes of one version (possibly capped; see ``raw_stored``)."""
+        with self._errors():
+            row = self.db.execute(
+                "SELECT raw FROM version WHERE source_id = ? AND number = ?",
+                (source_id, version_number),
+            ).fetchone()
+        return zlib.decompress(row[0]) if row and row[0] else b""
+
+    def passages(self, version_id: int) -> list[Passage]:
+        with self._errors():
+            rows = self.db.execute(
+                "SELECT start, end, page, page_label FROM passage WHERE version_id = ? "
+                "ORDER BY start", (version_id,)
+            ).fetchall()
+        return [Passage(*row) for row in rows]
+
+    def search(self, words: Sequence[str], limit: int, context: int = 40) -> list[PassageHit]:
+        """Best passages of the whole ledger holding any of ``words``, by BM25.
+
+        The index holds only each source's latest version, so every hit is current.
+        """
+        match = " OR ".join('"' + word.replace('"', '""') + '"' for word in words)
+        sql = (
+            "SELECT v.source_id, v.id, v.number, p.start, p.end, p.page, p.page_label, "
+            "substr(v.text, max(p.start - :ctx, 0) + 1, p.end - max(p.start - :ctx, 0) + :ctx), "
+            "max(p.start - :ctx, 0), hit.score "
+            "FROM (SELECT rowid, bm25(passage_fts) AS score FROM passage_fts "
+            "      WHERE passage_fts MATCH :match ORDER BY score LIMIT :limit) AS hit "
+            "JOIN passage p ON p.id = hit.rowid JOIN version v ON v.id = p.version_id "
+            "ORDER BY hit.score"
+        )
+        with self._errors():
+            rows = self.db.execute(sql, {"ctx": context, "match": match, "limit": limit})
+            return [PassageHit(*row) for row in rows.fetchall()]
+
+    def attempts(self, *, failed_only: bool = False) -> list[Attempt]:
+        sql = "SELECT locator, at, status, message, kind, source_id FROM attempt"
+        if failed_only:
+            sql += " WHERE status != 'ok'"
+        with self._errors():
+            rows = self.db.execute(sql + " ORDER BY id").fetchall()
+        return [Attempt(*row) for row in rows]
+
+    def counts(self) -> dict[str, int]:
+        """Row counts of the main tables (for tests, stats and benchmarks)."""
+        with self._read() as db:
+            return {
+                table: db.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+                for table in ("source", "version", "passage", "quote", "attempt", "alias")
+            }
+
+    def integrity_check(self) -> str:
+        with self._errors():
+            return str(self.db.execute("PRAGMA integrity_check").fetchone()[0])

@@ -1,0 +1,176 @@
+"""Text normalization shared by every extractor.
+
+The stored text of a source uses ``\\n`` only, holds one paragraph (or one
+output line) per line, and has no blank lines. Every line-break character
+``str.splitlines()`` knows becomes ``\\n`` here, so a quote cut from one line
+can never contain a line break.
+"""
+
+from __future__ import annotations
+
+import codecs
+import re
+import unicodedata
+
+from .errors import UnsupportedType
+
+__all__ = [
+    "LINE_BREAKS",
+    "clean_lines",
+    "decode_bytes",
+    "join_wrapped_lines",
+    "looks_binary",
+    "normalize_newlines",
+    "one_line",
+]
+
+# Everything str.splitlines() breaks on, apart from "\n" itself.
+LINE_BREAKS = "\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+_TO_NEWLINE = {ord(ch): "\n" for ch in LINE_BREAKS}
+# C0/C1 controls other than tab and line breaks are noise in extracted text.
+_CONTROLS = re.compile(r"[\x00-\x08\x0e-\x1b\x7f-\x84\x86-\x9f\ufeff]")
+
+
+def normalize_newlines(text: str) -> str:
+    """Turn ``\\r\\n`` and every other line-break character into ``\\n``."""
+    return text.replace("\r\n", "\n").translate(_TO_NEWLINE)
+
+
+def one_line(text: str) -> str:
+    """Collapse any text (a title, a label) to one line of single-spaced words."""
+    text = _CONTROLS.sub("", normalize_newlines(text))
+    return " ".join(text.split())
+
+
+def clean_lines(text: str) -> str:
+    """Normalize line breaks, drop control characters, trim lines, drop blank lines.
+
+    Runs of spaces and tabs inside a line are kept as they are (they are part
+    of the verbatim text), only leading and trailing whitespace goes.
+    """
+    text = _CONTROLS.sub("", normalize_newlines(text))
+    lines = (line.strip() for line in text.split("\n"))
+    return "\n".join(line for line in lines if line)
+
+
+_BLOCK_START = re.compile(
+    r"""^(?:
+        [#>|]                      # heading, block quote, table row
+      | [-*+•]\s                   # bullet
+      | \d{1,3}[.)]\s              # numbered item
+      | ```|~~~                    # code fence
+      | [=\-*_]{3,}\s*$            # rule or setext underline
+    )""",
+    re.VERBOSE,
+)
+
+
+def join_wrapped_lines(text: str, *, markdown: bool = True) -> str:
+    """Join hard-wrapped lines into one line per paragraph.
+
+    Paragraphs are separated by blank lines. Lines that start a block of their
+    own (headings, list items, table rows, block quotes, rules) stay on their
+    own line, and so does every line inside a fenced code block. In markdown a
+    single line break never ends a paragraph; in plain text (``markdown=False``)
+    a line is joined to the next only when it reaches near the wrap width of
+    the file, so short lines (verse, addresses, lists) keep their breaks.
+    """
+    lines = normalize_newlines(text).split("\n")
+    wrap = 0 if markdown else _wrap_width(lines)
+    out: list[str] = []
+    current: list[str] = []
+    in_fence = False
+
+    def flush() -> None:
+        if current:
+            out.append(" ".join(current))
+            current.clear()
+
+    for raw_line in lines:
+        line = raw_line.strip()
+        if markdown and line.startswith(("```", "~~~")):
+            flush()
+            out.append(line)
+            in_fence = not in_fence
+            continue
+        if in_fence:
+            if line:
+                out.append(raw_line.rstrip())
+            continue
+        if not line:
+            flush()
+            continue
+        starts_block = bool(_BLOCK_START.match(line))
+        previous_open = bool(current) and not current[-1].startswith(("#", "|"))
+        if previous_open and wrap and len(current[-1]) < wrap:
+            previous_open = False
+        if starts_block or not previous_open:
+            flush()
+        current.append(line)
+    flush()
+    return clean_lines("\n".join(out))
+
+
+def _wrap_width(lines: list[str]) -> int:
+    """The length a hard-wrapped plain-text line reaches (80% of the 90th percentile)."""
+    lengths = sorted(len(line.strip()) for line in lines if line.strip())
+    if not lengths:
+        return 0
+    return max(30, int(lengths[int(0.9 * (len(lengths) - 1))] * 0.8))
+
+
+def looks_binary(raw: bytes) -> bool:
+    """True when the bytes are clearly not text (NUL bytes, or mostly control bytes)."""
+    head = raw[:8192]
+    if not head:
+        return False
+    if b"\x00" in head:
+        # UTF-16/32 text has NULs too; it carries a BOM when we can read it.
+        return not head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE))
+    controls = sum(1 for b in head if b < 9 or 13 < b < 32)
+    return controls / len(head) > 0.1
+
+
+def decode_bytes(raw: bytes, declared: str | None = None, *, locator: str = "") -> str:
+    """Decode text bytes: BOM, then the declared charset, then UTF-8, then detection.
+
+    Raises UnsupportedType when the bytes are not text.
+    """
+    for bom, encoding in (
+        (codecs.BOM_UTF8, "utf-8-sig"),
+        (codecs.BOM_UTF32_LE, "utf-32"),
+        (codecs.BOM_UTF32_BE, "utf-32"),
+        (codecs.BOM_UTF16_LE, "utf-16"),
+        (codecs.BOM_UTF16_BE, "utf-16"),
+    ):
+        if raw.startswith(bom):
+            return raw.decode(encoding, errors="replace")
+    if looks_binary(raw):
+        raise UnsupportedType("binary content, not text", locator=locator)
+    if declared:
+        try:
+            return raw.decode(_codec_name(declared))
+        except (LookupError, UnicodeDecodeError):
+            pass  # a wrong or unknown declaration: fall through to detection
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        pass
+    from charset_normalizer import from_bytes
+
+    best = from_bytes(raw).best()
+    if best is None:
+        raise UnsupportedType("content is not text in any known encoding", locator=locator)
+    return str(best)
+
+
+def _codec_name(declared: str) -> str:
+    name = declared.strip().strip("\"'").lower()
+    # Browsers read latin-1 declarations as windows-1252 (WHATWG Encoding).
+    return "cp1252" if name in {"iso-8859-1", "latin-1", "latin1", "us-ascii", "ascii"} else name
+
+
+def fold_for_match(text: str) -> str:
+    """Lowercase and strip diacritics (for ranking only, never for stored text)."""
+    decomposed = unicodedata.normalize("NFKD", text.lower())
+    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))

@@ -1,0 +1,67 @@
+"""Shared fixtures: every test gets its own ledger file through $FETCHLEDGER_LEDGER."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from fetchledger import Ledger
+from fetchledger.cli import cli
+
+
+@pytest.fixture(autouse=True)
+def _isolated_ledger(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    path = tmp_path / "ledger.db"
+    monkeypatch.setenv("FETCHLEDGER_LEDGER", str(path))
+    monkeypatch.delenv("FETCHLEDGER_ALLOW_PRIVATE", raising=False)
+    return path
+
+
+@pytest.fixture
+def ledger_path(_isolated_ledger: Path) -> Path:
+    return _isolated_ledger
+
+
+@pytest.fixture
+def ledger(ledger_path: Path) -> Iterator[Ledger]:
+    with Ledger(ledger_path) as opened:
+        yield opened
+
+
+@dataclass
+class CliResult:
+    exit_code: int
+    stdout: str
+    stderr: str
+
+
+@pytest.fixture
+def run_cli() -> object:
+    """Run the CLI in-process: ``run_cli("read", "x.md")`` -> CliResult."""
+
+    def run(*args: str, input: str | None = None) -> CliResult:
+        runner = CliRunner()
+        result = runner.invoke(cli, list(args), input=input, prog_name="fetchledger")
+        if result.exception and not isinstance(result.exception, SystemExit):
+            raise result.exception
+        return CliResult(result.exit_code, result.stdout, result.stderr)
+
+    return run
+
+
+def rows(path: Path, sql: str, *params: object) -> list[tuple[object, ...]]:
+    """Rows straight from the SQLite file (tests assert what is stored, not only printed)."""
+    with sqlite3.connect(path) as db:
+        return list(db.execute(sql, params).fetchall())
+
+
+def table_counts(path: Path) -> dict[str, int]:
+    if not path.exists():
+        return {}
+    tables = ("source", "version", "passage", "quote", "attempt", "alias")
+    return {t: rows(path, f"SELECT count(*) FROM {t}")[0][0] for t in tables}  # type: ignore[misc]
