@@ -1,9 +1,4 @@
-"""The ``fetchledger`` command line: a thin front end over :class:`fetchledger.Ledger`.
-
-Each command parses its options, calls one library function, and prints the
-result (DESIGN §5 text or ``--json``). Library errors carry their own exit code
-and become one ``fetchledger: error: ...`` line on stderr (plus a hint).
-"""
+"""The command group, global options, and output helpers every verb module uses."""
 
 from __future__ import annotations
 
@@ -15,12 +10,26 @@ from typing import Any, NoReturn, TypeVar
 
 import click
 
-from ._version import __version__
-from .errors import FetchLedgerError, QuoteNotFound
-from .ledger import Ledger
-from .results import Failure, Outcome, Retrieval, exit_code_for, outcomes_json, outcomes_text
+from .._version import __version__
+from ..errors import FetchLedgerError
+from ..ledger import Ledger
+from ..results import Failure, Outcome, Retrieval, exit_code_for, outcomes_json, outcomes_text
 
-__all__ = ["cli", "main"]
+__all__ = [
+    "F",
+    "Settings",
+    "cli",
+    "emit_outcomes",
+    "emit_retrievals",
+    "global_options",
+    "k_option",
+    "main",
+    "open_ledger",
+    "print_json",
+    "query_option",
+    "settings",
+    "warn",
+]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -42,7 +51,7 @@ class Settings:
                       allow_hosts=self.allow_hosts)
 
 
-def _settings(ctx: click.Context) -> Settings:
+def settings(ctx: click.Context) -> Settings:
     root = ctx.find_root()
     settings = root.meta.get("fetchledger.settings")
     if settings is None:
@@ -53,21 +62,21 @@ def _settings(ctx: click.Context) -> Settings:
 
 def _set_ledger(ctx: click.Context, _: click.Parameter, value: str | None) -> None:
     if value is not None:
-        _settings(ctx).ledger = value
+        settings(ctx).ledger = value
 
 
 def _set_json(ctx: click.Context, _: click.Parameter, value: bool) -> None:
     if value:
-        _settings(ctx).json = True
+        settings(ctx).json = True
 
 
 def _set_private(ctx: click.Context, _: click.Parameter, value: bool) -> None:
     if value:
-        _settings(ctx).allow_private = True
+        settings(ctx).allow_private = True
 
 
 def _add_hosts(ctx: click.Context, _: click.Parameter, value: Sequence[str]) -> None:
-    _settings(ctx).allow_hosts.extend(value)
+    settings(ctx).allow_hosts.extend(value)
 
 
 def global_options(*, json_flag: bool = True) -> Callable[[F], F]:
@@ -98,8 +107,8 @@ def global_options(*, json_flag: bool = True) -> Callable[[F], F]:
     return decorate
 
 
-def _with_ledger(ctx: click.Context) -> Ledger:
-    ledger = _settings(ctx).open()
+def open_ledger(ctx: click.Context) -> Ledger:
+    ledger = settings(ctx).open()
     ctx.call_on_close(ledger.close)
     return ledger
 
@@ -107,18 +116,18 @@ def _with_ledger(ctx: click.Context) -> Ledger:
 # --- output -----------------------------------------------------------------------------
 
 
-def _print_json(data: Any) -> None:
+def print_json(data: Any) -> None:
     click.echo(json.dumps(data, ensure_ascii=False, indent=2))
 
 
-def _warn(message: str) -> None:
+def warn(message: str) -> None:
     click.echo(f"fetchledger: warning: {message}", err=True)
 
 
-def _emit_outcomes(ctx: click.Context, outcomes: Sequence[Outcome]) -> None:
+def emit_outcomes(ctx: click.Context, outcomes: Sequence[Outcome]) -> None:
     """Print registered inputs (text or JSON), failures on stderr, and exit with
     2 if any input was bad, else 3 if any retrieval failed, else 0."""
-    as_json = _settings(ctx).json
+    as_json = settings(ctx).json
     if as_json:
         click.echo(outcomes_json(outcomes))
     else:
@@ -132,13 +141,13 @@ def _emit_outcomes(ctx: click.Context, outcomes: Sequence[Outcome]) -> None:
                 click.echo(f"hint: {outcome.hint}", err=True)
         elif not as_json:
             for warning in outcome.warnings:
-                _warn(f"[{outcome.source.id}] {warning}")
+                warn(f"[{outcome.source.id}] {warning}")
     ctx.exit(exit_code_for(outcomes))
 
 
-def _emit_retrievals(ctx: click.Context, retrievals: Sequence[Retrieval]) -> None:
-    if _settings(ctx).json:
-        _print_json([r.to_json() for r in retrievals])
+def emit_retrievals(ctx: click.Context, retrievals: Sequence[Retrieval]) -> None:
+    if settings(ctx).json:
+        print_json([r.to_json() for r in retrievals])
     else:
         for retrieval in retrievals:
             click.echo("\n".join(retrieval.text_lines()))
@@ -193,128 +202,12 @@ def cli() -> None:
     """
 
 
-_query = click.option("-q", "--query", metavar="Q", help="Rank passages for this query.")
+query_option = click.option("-q", "--query", metavar="Q", help="Rank passages for this query.")
 
 
-def _k_option(default: int) -> Callable[[F], F]:
+def k_option(default: int) -> Callable[[F], F]:
     return click.option("-k", "k", type=click.IntRange(min=1), default=default,
                         show_default=True, help="How many snippets to hand out.")
-
-
-@cli.command()
-@click.argument("paths", nargs=-1, required=True, metavar="PATH...")
-@_query
-@_k_option(3)
-@click.option("--pages", metavar="A-B", help="Quote only from these pages of a PDF (N, A-B, A-).")
-@click.option("--password", metavar="P", help="Password of an encrypted PDF.")
-@global_options()
-@click.pass_context
-def read(ctx: click.Context, paths: tuple[str, ...], query: str | None, k: int,
-         pages: str | None, password: str | None) -> None:
-    """Read local PDF, HTML, Markdown or text files and register each."""
-    ledger = _with_ledger(ctx)
-    _emit_outcomes(ctx, ledger.read_many(paths, query=query, k=k, pages=pages,
-                                         password=password))
-
-
-@cli.command()
-@click.argument("words", nargs=-1, required=True, metavar="QUERY")
-@_k_option(3)
-@click.option("--source", "source_id", type=int, metavar="N", help="Search only source N.")
-@global_options()
-@click.pass_context
-def quotes(ctx: click.Context, words: tuple[str, ...], k: int, source_id: int | None) -> None:
-    """Search every stored passage of the ledger (BM25) and hand out the best."""
-    ledger = _with_ledger(ctx)
-    found = ledger.quotes(" ".join(words), k=k, source=source_id)
-    _emit_retrievals(ctx, found)
-    if not found and not _settings(ctx).json:
-        click.echo("fetchledger: no passage matches the query", err=True)
-
-
-@cli.command()
-@click.argument("source_id", type=int, metavar="N")
-@click.argument("words", nargs=-1, required=True, metavar="TEXT")
-@global_options()
-@click.pass_context
-def quote(ctx: click.Context, source_id: int, words: tuple[str, ...]) -> None:
-    """Confirm TEXT is verbatim in source N, register the quote, print where it is.
-
-    Exits 1 (and registers nothing) when TEXT is not in the source, showing the
-    nearest real passage.
-    """
-    ledger = _with_ledger(ctx)
-    try:
-        found = ledger.quote(source_id, " ".join(words))
-    except QuoteNotFound as error:
-        if _settings(ctx).json:
-            _print_json({"input": " ".join(words), "error": {
-                "status": error.status, "message": error.message, "nearest": error.nearest}})
-        raise
-    if _settings(ctx).json:
-        _print_json(found.to_json())
-        return
-    snippet = found.snippets[0]
-    click.echo("\n".join(found.text_lines()))
-    click.echo(f"  verbatim in version {snippet.version}, characters "
-               f"{snippet.start}-{snippet.end}")
-
-
-@cli.command("list")
-@click.option("--failed", is_flag=True, help="List failed attempts instead of sources.")
-@global_options()
-@click.pass_context
-def list_(ctx: click.Context, failed: bool) -> None:
-    """List the ledger's sources (or, with --failed, its failed attempts)."""
-    ledger = _with_ledger(ctx)
-    as_json = _settings(ctx).json
-    if failed:
-        attempts = ledger.attempts(failed=True)
-        if as_json:
-            _print_json([a.to_json() for a in attempts])
-        for attempt in [] if as_json else attempts:
-            click.echo(attempt.text_line())
-        return
-    sources = ledger.sources()
-    if as_json:
-        _print_json([s.to_json(with_versions=True) for s in sources])
-        return
-    for source in sources:
-        versions = f", {source.versions} versions" if source.versions > 1 else ""
-        click.echo(f"{source.header()}  ({source.kind}{versions}, {source.last_retrieved})")
-
-
-@cli.command()
-@click.argument("source_id", type=int, metavar="N")
-@click.option("--text", "as_text", is_flag=True,
-              help="Print the stored text of the latest version exactly, nothing else.")
-@global_options()
-@click.pass_context
-def show(ctx: click.Context, source_id: int, as_text: bool) -> None:
-    """Show one source: metadata and versions, or its stored text."""
-    ledger = _with_ledger(ctx)
-    if as_text:
-        sys.stdout.write(ledger.text(source_id))
-        sys.stdout.flush()
-        return
-    details = ledger.details(source_id)
-    if _settings(ctx).json:
-        _print_json(details.to_json())
-    else:
-        click.echo("\n".join(details.text_lines()))
-
-
-@cli.command()
-@click.option("--yes", is_flag=True, help="Really delete everything in the ledger.")
-@global_options()
-@click.pass_context
-def reset(ctx: click.Context, yes: bool) -> None:
-    """Delete every source, quote and attempt; ids start again at [1]."""
-    if not yes:
-        raise click.UsageError("reset deletes the whole ledger; pass --yes to confirm")
-    ledger = _with_ledger(ctx)
-    ledger.reset()
-    click.echo(f"fetchledger: emptied {ledger.path}", err=True)
 
 
 def main() -> None:

@@ -1,0 +1,136 @@
+"""Verbs over the ledger itself: read (files), quotes, quote, list, show, reset."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from ..errors import QuoteNotFound
+from ._base import (
+    cli,
+    emit_outcomes,
+    emit_retrievals,
+    global_options,
+    k_option,
+    open_ledger,
+    print_json,
+    query_option,
+    settings,
+)
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, required=True, metavar="PATH...")
+@query_option
+@k_option(3)
+@click.option("--pages", metavar="A-B", help="Quote only from these pages of a PDF (N, A-B, A-).")
+@click.option("--password", metavar="P", help="Password of an encrypted PDF.")
+@global_options()
+@click.pass_context
+def read(ctx: click.Context, paths: tuple[str, ...], query: str | None, k: int,
+         pages: str | None, password: str | None) -> None:
+    """Read local PDF, HTML, Markdown or text files and register each."""
+    ledger = open_ledger(ctx)
+    emit_outcomes(ctx, ledger.read_many(paths, query=query, k=k, pages=pages,
+                                         password=password))
+
+
+@cli.command()
+@click.argument("words", nargs=-1, required=True, metavar="QUERY")
+@k_option(3)
+@click.option("--source", "source_id", type=int, metavar="N", help="Search only source N.")
+@global_options()
+@click.pass_context
+def quotes(ctx: click.Context, words: tuple[str, ...], k: int, source_id: int | None) -> None:
+    """Search every stored passage of the ledger (BM25) and hand out the best."""
+    ledger = open_ledger(ctx)
+    found = ledger.quotes(" ".join(words), k=k, source=source_id)
+    emit_retrievals(ctx, found)
+    if not found and not settings(ctx).json:
+        click.echo("fetchledger: no passage matches the query", err=True)
+
+
+@cli.command()
+@click.argument("source_id", type=int, metavar="N")
+@click.argument("words", nargs=-1, required=True, metavar="TEXT")
+@global_options()
+@click.pass_context
+def quote(ctx: click.Context, source_id: int, words: tuple[str, ...]) -> None:
+    """Confirm TEXT is verbatim in source N, register the quote, print where it is.
+
+    Exits 1 (and registers nothing) when TEXT is not in the source, showing the
+    nearest real passage.
+    """
+    ledger = open_ledger(ctx)
+    try:
+        found = ledger.quote(source_id, " ".join(words))
+    except QuoteNotFound as error:
+        if settings(ctx).json:
+            print_json({"input": " ".join(words), "error": {
+                "status": error.status, "message": error.message, "nearest": error.nearest}})
+        raise
+    if settings(ctx).json:
+        print_json(found.to_json())
+        return
+    snippet = found.snippets[0]
+    click.echo("\n".join(found.text_lines()))
+    click.echo(f"  verbatim in version {snippet.version}, characters "
+               f"{snippet.start}-{snippet.end}")
+
+
+@cli.command("list")
+@click.option("--failed", is_flag=True, help="List failed attempts instead of sources.")
+@global_options()
+@click.pass_context
+def list_(ctx: click.Context, failed: bool) -> None:
+    """List the ledger's sources (or, with --failed, its failed attempts)."""
+    ledger = open_ledger(ctx)
+    as_json = settings(ctx).json
+    if failed:
+        attempts = ledger.attempts(failed=True)
+        if as_json:
+            print_json([a.to_json() for a in attempts])
+        for attempt in [] if as_json else attempts:
+            click.echo(attempt.text_line())
+        return
+    sources = ledger.sources()
+    if as_json:
+        print_json([s.to_json(with_versions=True) for s in sources])
+        return
+    for source in sources:
+        versions = f", {source.versions} versions" if source.versions > 1 else ""
+        click.echo(f"{source.header()}  ({source.kind}{versions}, {source.last_retrieved})")
+
+
+@cli.command()
+@click.argument("source_id", type=int, metavar="N")
+@click.option("--text", "as_text", is_flag=True,
+              help="Print the stored text of the latest version exactly, nothing else.")
+@global_options()
+@click.pass_context
+def show(ctx: click.Context, source_id: int, as_text: bool) -> None:
+    """Show one source: metadata and versions, or its stored text."""
+    ledger = open_ledger(ctx)
+    if as_text:
+        sys.stdout.write(ledger.text(source_id))
+        sys.stdout.flush()
+        return
+    details = ledger.details(source_id)
+    if settings(ctx).json:
+        print_json(details.to_json())
+    else:
+        click.echo("\n".join(details.text_lines()))
+
+
+@cli.command()
+@click.option("--yes", is_flag=True, help="Really delete everything in the ledger.")
+@global_options()
+@click.pass_context
+def reset(ctx: click.Context, yes: bool) -> None:
+    """Delete every source, quote and attempt; ids start again at [1]."""
+    if not yes:
+        raise click.UsageError("reset deletes the whole ledger; pass --yes to confirm")
+    ledger = open_ledger(ctx)
+    ledger.reset()
+    click.echo(f"fetchledger: emptied {ledger.path}", err=True)
