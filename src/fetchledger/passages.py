@@ -213,7 +213,8 @@ def rank(
     """BM25 score of every passage that matches the query, best first: ``(score, index)``.
 
     Adjacent query terms found next to each other in a passage add a small
-    phrase bonus, so "boiling point" prefers passages with the phrase.
+    phrase bonus, so "boiling point" prefers passages with the phrase; headings
+    and labels (not sentences) count half, so a statement beats its title.
     """
     terms = query_terms(query)
     if not terms or not passages:
@@ -237,6 +238,8 @@ def rank(
         if pairs:
             adjacent = sum(1 for pair in itertools.pairwise(doc) if pair in pairs)
             score += 0.25 * min(adjacent, len(pairs)) * max(idf.values())
+        if not _is_substantial(text, passages[index]):
+            score *= 0.5  # a heading or label names a topic; a sentence states something
         scored.append((score, index))
     scored.sort(key=lambda item: (-item[0], item[1]))
     return scored

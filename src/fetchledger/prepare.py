@@ -19,8 +19,9 @@ from .textutil import LINE_BREAKS, one_line
 
 __all__ = ["Prepared", "prepare"]
 
-# One-for-one, so page offsets computed by the adapter stay valid.
-_STRAY_BREAKS = {ord(ch): "\n" for ch in LINE_BREAKS}
+# One-for-one, so page offsets computed by the adapter stay valid. NUL becomes
+# U+FFFD: SQLite's text functions stop at NUL, which would misplace quotes.
+_STRAY_BREAKS = {ord(ch): "\n" for ch in LINE_BREAKS} | {0: "\ufffd"}
 
 
 @dataclass(frozen=True)

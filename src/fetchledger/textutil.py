@@ -156,6 +156,10 @@ def decode_bytes(raw: bytes, declared: str | None = None, *, locator: str = "") 
         return raw.decode("utf-8")
     except UnicodeDecodeError:
         pass
+    if len(raw) < 200:
+        # Too little text for detection to be reliable: read it as Windows-1252,
+        # the legacy encoding of most non-UTF-8 text on the web.
+        return raw.decode("cp1252", errors="replace")
     from charset_normalizer import from_bytes
 
     best = from_bytes(raw).best()

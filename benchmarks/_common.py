@@ -1,0 +1,47 @@
+"""Shared helpers of the benchmark scripts: corpus location and table printing."""
+
+from __future__ import annotations
+
+import statistics
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+CORPUS = ROOT.parent / "shared" / "corpus"
+
+
+def corpus_or_skip(*parts: str) -> Path:
+    """The corpus path, or exit 0 with a note when the corpus is absent."""
+    path = CORPUS.joinpath(*parts)
+    if not path.exists():
+        print(f"skipped: {path} is absent (the corpus lives beside the project)")
+        sys.exit(0)
+    return path
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
+    """A GitHub-style markdown table."""
+    cells = [[str(h) for h in headers]] + [[_fmt(c) for c in row] for row in rows]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
+    lines = ["| " + " | ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)) + " |"
+             for row in cells]
+    lines.insert(1, "|" + "|".join("-" * (w + 2) for w in widths) + "|")
+    return "\n".join(lines)
+
+
+def _fmt(value: object) -> str:
+    if isinstance(value, float):
+        return f"{value:.3f}" if value < 100 else f"{value:,.0f}"
+    if isinstance(value, int):
+        return f"{value:,}"
+    return str(value)
+
+
+def median_ms(seconds: Sequence[float]) -> float:
+    return statistics.median(seconds) * 1000
+
+
+def percentile_ms(seconds: Sequence[float], q: float) -> float:
+    ordered = sorted(seconds)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1000
