@@ -39,6 +39,7 @@ class Limits:
     max_raw_stored: int = 25_000_000  # raw bytes kept per version (compressed)
     batch_concurrency: int = 32
     batch_per_host: int = 4
+    ledger_busy_timeout: float = 60.0  # seconds a writer waits for another one
 
 
 def resolve_ledger_path(

@@ -69,7 +69,7 @@ class Ledger:
         self.limits = limits or Limits()
         self.allow_private = allow_private_from_env() if allow_private is None else allow_private
         self.allow_hosts = tuple(allow_hosts)
-        self._store = SQLiteStore(self.path)
+        self._store = SQLiteStore(self.path, busy_timeout=self.limits.ledger_busy_timeout)
         self._files = FileAdapter(self.limits)
 
     def close(self) -> None:

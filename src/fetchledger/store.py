@@ -32,7 +32,6 @@ from .results import Attempt, Source
 
 __all__ = ["PassageHit", "PreparedVersion", "QuoteRow", "SQLiteStore", "StoredVersion", "utc_now"]
 
-BUSY_TIMEOUT_MS = 60_000
 
 
 def utc_now() -> str:
@@ -107,8 +106,9 @@ class PassageHit:
 class SQLiteStore:
     """One ledger file. Open it, use it, close it (or use it as a context manager)."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, busy_timeout: float = 60.0) -> None:
         self.path = path
+        self.busy_timeout = busy_timeout
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -117,12 +117,12 @@ class SQLiteStore:
             ) from exc
         with self._errors():
             self.db = sqlite3.connect(
-                str(path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
+                str(path), timeout=busy_timeout, isolation_level=None,
                 check_same_thread=False,
             )
         try:
             with self._errors():
-                self.db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+                self.db.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
                 self.db.execute("PRAGMA journal_mode = WAL")
                 self.db.execute("PRAGMA synchronous = NORMAL")
                 self.db.execute("PRAGMA foreign_keys = ON")
@@ -150,7 +150,7 @@ class SQLiteStore:
         if "locked" in text or "busy" in text:
             return LedgerLocked(
                 f"the ledger {where} stayed locked by another writer past "
-                f"{BUSY_TIMEOUT_MS // 1000} s", path=where,
+                f"{self.busy_timeout:g} s", path=where,
                 hint="another fetchledger process is writing; try again")
         if "full" in text:
             return LedgerReadOnly(f"the disk holding {where} is full", path=where)
@@ -168,10 +168,12 @@ class SQLiteStore:
             self.db.execute("BEGIN IMMEDIATE")
             try:
                 yield self.db
+                self.db.execute("COMMIT")
             except BaseException:
-                self.db.execute("ROLLBACK")
+                # SQLite may have rolled back already (disk full, I/O error).
+                if self.db.in_transaction:
+                    self.db.execute("ROLLBACK")
                 raise
-            self.db.execute("COMMIT")
 
     @contextmanager
     def _read(self) -> Iterator[sqlite3.Connection]:
