@@ -239,3 +239,10 @@ def test_console_script_runs_as_a_real_process(notes: Path, ledger_path: Path) -
     version = subprocess.run([sys.executable, "-m", "fetchledger", "--version"],
                              capture_output=True, text=True, check=False)
     assert version.stdout.startswith("fetchledger, version ")
+
+
+def test_cli_reference_is_current() -> None:
+    root = Path(__file__).parents[1]
+    done = subprocess.run([sys.executable, str(root / "scripts" / "cli_reference.py"), "--check"],
+                          capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
