@@ -122,7 +122,7 @@ class CheckReport:
 def check(ledger: Ledger, text: str, *, allow_links: bool = False,
           strict: bool = False) -> CheckReport:
     """Check a draft's citations against ``ledger`` (which is only read)."""
-    citations = read_citations(text)
+    citations = read_citations(text.replace("\r\n", "\n"))
     view = SourceView(ledger)
     checker = _Checker(view, citations, allow_links=allow_links)
     problems = sorted(checker.run(), key=lambda p: (p.line, p.column, p.rule))
@@ -301,7 +301,8 @@ class _Checker:
                 continue
             for sentence in sentences:
                 if sentence.markers or sentence.words() < MIN_COVERAGE_WORDS \
-                        or sentence.text.rstrip().endswith(":"):
+                        or sentence.text.rstrip().endswith(":") \
+                        or any(sentence.start <= n <= sentence.end for n in paragraph.notes):
                     continue
                 yield self.problem(
                     sentence.offset, "coverage",

@@ -39,6 +39,15 @@ class Sentence:
         return self.paragraph.prose[self.start : self.end]
 
     @property
+    def claim(self) -> str:
+        """The sentence with its markers blanked out: what it says."""
+        chars = list(self.text)
+        for start, end, _ in self.markers:
+            for i in range(start, end):
+                chars[i - self.start] = " "
+        return "".join(chars)
+
+    @property
     def offset(self) -> int:
         """Draft offset of the sentence's first character."""
         return self.paragraph.origin[self.start]

@@ -185,7 +185,7 @@ def supports(view: SourceView, citations: Citations) -> dict[int, list[Support]]
                 found = _support_for(result[source_id], quoted)
                 if line not in found.lines:
                     found.lines.append(line)
-        terms = set(query_terms(sentence.text))
+        terms = set(query_terms(sentence.claim))
         for source_id in sentence.ids:
             if source_id not in result or not terms:
                 continue

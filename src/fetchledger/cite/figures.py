@@ -80,9 +80,15 @@ def _glued_to_word(text: str, start: int) -> bool:
     if start == 0:
         return False
     before = text[start - 1]
-    if before.isalpha():
+    if _cased(before):
         return True
-    return before in "-‐‑" and start >= 2 and text[start - 2].isalpha()
+    return before in "-‐‑" and start >= 2 and _cased(text[start - 2])
+
+
+def _cased(char: str) -> bool:
+    """A letter of a script with case (Latin, Greek, Cyrillic...): CJK text writes
+    figures right after its letters, with no space, and they are still figures."""
+    return char.isupper() or char.islower()
 
 
 def figures_in(text: str) -> list[Figure]:

@@ -84,6 +84,7 @@ class Paragraph:
     prose: str
     origin: list[int]
     markers: list[tuple[int, int, Marker]] = field(default_factory=list)  # prose spans
+    notes: list[int] = field(default_factory=list)  # prose offsets of the author's footnotes
 
 
 @dataclass(frozen=True)
@@ -112,6 +113,7 @@ class Draft:
     renumbered: dict[int, int]  # display number -> ledger id, from the block
     line_starts: list[int]
     footnote_labels: set[str] = field(default_factory=set)  # the author's own footnotes
+    unclosed: int | None = None  # offset of a code fence or comment still open at the end
 
     def position(self, offset: int) -> tuple[int, int]:
         """1-based (line, column) of a draft offset (columns count code points)."""
@@ -150,11 +152,13 @@ class _BlockScanner:
         self.links: list[Link] = []
         self.blocks: list[SourcesBlock] = []
         self.renumbered: dict[int, int] = {}
+        self.unclosed: int | None = None
         # state while scanning
         self.current: _Pending | None = None  # the open paragraph
         self.footnote: _Pending | None = None  # the open footnote definition
         self.fence: tuple[str, int] | None = None
         self.in_comment = False
+        self.opened_at = 0  # where the open fence or comment started
         self.block_start: int | None = None
         self.block_body = 0
         self.in_list = False
@@ -168,6 +172,7 @@ class _BlockScanner:
             offset += len(line) + 1
         if self.block_start is not None:
             self.blocks.append(SourcesBlock(self.block_start, None, self.block_body))
+        self.unclosed = self.opened_at if self.fence is not None or self.in_comment else None
 
     def _line(self, index: int, line: str, line_start: int, next_start: int) -> None:
         stripped = line.strip()
@@ -197,6 +202,7 @@ class _BlockScanner:
             self.previous_blank = True
             self.in_table = False
             return
+        self.opened_at = line_start
         self._content(index, content, line_start + content_at, line_start + len(line))
 
     def _fenced(self, line: str) -> None:
@@ -336,10 +342,11 @@ class _InlineScanner:
         self.out: list[str] = []
         self.out_origin: list[int] = []
         self.markers: list[tuple[int, int, Marker]] = []
+        self.notes: list[int] = []
         self.links = links
         self._scan(0, len(self.raw), markers=True)
         prose = "".join(self.out).replace("\n", " ")
-        return Paragraph(pending.kind, prose, self.out_origin, self.markers)
+        return Paragraph(pending.kind, prose, self.out_origin, self.markers, self.notes)
 
     def _emit(self, chars: str, at: int) -> None:
         self.out.append(chars)
@@ -458,6 +465,8 @@ class _InlineScanner:
             name = label[1:]
             if name.isdigit() and name not in self.footnote_labels and markers:
                 self._marker((int(name),), i, after, grouped=False, footnote=True)
+            elif markers:
+                self.notes.append(len(self.out_origin))
             return after  # an author's footnote reference is not prose
         if after < end and raw[after] == "(":
             target_end = self._inline_target(after, end)
@@ -565,4 +574,4 @@ def scan(text: str) -> Draft:
     links.sort(key=lambda link: link.start)
     line_starts = [0] + [i + 1 for i, char in enumerate(text) if char == "\n"]
     return Draft(text, paragraphs, markers, links, blocks.blocks, blocks.renumbered,
-                 line_starts, blocks.footnote_labels)
+                 line_starts, blocks.footnote_labels, blocks.unclosed)

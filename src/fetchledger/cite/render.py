@@ -10,7 +10,7 @@ the ledger only: it never fetches and never registers.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from ..errors import InvalidArgument, UnknownSource
@@ -62,8 +62,12 @@ def render(
     """Render the Sources block of ``text``. Raises UnknownSource (exit 2) when the
     draft cites an id the ledger does not have, and InvalidArgument for a bad style
     or a broken block; nothing is written either way (this only computes)."""
-    return render_citations(SourceView(ledger), read_citations(text), style=style,
-                            renumber=renumber, text_fragments=text_fragments)
+    crlf = "\r\n" in text
+    rendered = render_citations(SourceView(ledger), read_citations(text.replace("\r\n", "\n")),
+                                style=style, renumber=renumber, text_fragments=text_fragments)
+    if not crlf:
+        return rendered
+    return replace(rendered, text=rendered.text.replace("\n", "\r\n"), original=text)
 
 
 def render_citations(
@@ -99,6 +103,7 @@ def render_citations(
             assert end is not None
             edits.append((draft.block.start, end, block))
         elif entries:
+            _check_closed(citations)
             separator = "" if text.endswith("\n\n") or not text else \
                 ("\n" if text.endswith("\n") else "\n\n")
             edits.append((len(text), len(text), separator + block))
@@ -121,6 +126,16 @@ def _check_block(citations: Citations) -> None:
         raise InvalidArgument(
             f"the Sources block that starts on line {line} has no end marker {BLOCK_END}",
             hint="restore the end marker line, or delete the block and render again")
+
+
+def _check_closed(citations: Citations) -> None:
+    """A block appended after an unclosed code fence or comment would be swallowed."""
+    unclosed = citations.draft.unclosed
+    if unclosed is not None:
+        line = citations.draft.position(unclosed)[0]
+        raise InvalidArgument(
+            f"the draft ends inside a code block or HTML comment opened on line {line}",
+            hint="close it, so that the Sources block can follow it")
 
 
 def _check_known(view: SourceView, citations: Citations, ids: list[int]) -> None:
