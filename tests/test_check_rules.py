@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from cite_sources import seed
 
+from cite_sources import seed
 from fetchledger import Ledger
 from fetchledger.cite import RULES, check, render
 

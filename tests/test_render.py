@@ -8,10 +8,10 @@ from pathlib import Path
 
 import bibtexparser
 import pytest
-from cite_sources import seed
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from cite_sources import seed
 from fetchledger import InvalidArgument, Ledger, UnknownSource
 from fetchledger.cite import STYLES, render
 from fetchledger.cite.markdown import BLOCK_END, BLOCK_START
