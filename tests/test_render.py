@@ -1,4 +1,5 @@
-"""render: styles, idempotence, the author's own sections, unknown ids, URLs only from the ledger."""
+"""render: styles, idempotence, the author's own sections, unknown ids, URLs only from
+the ledger."""
 
 from __future__ import annotations
 
@@ -247,7 +248,8 @@ _PIECES = st.sampled_from([
 ])
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=150, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(pieces=st.lists(_PIECES, max_size=25), style=st.sampled_from(STYLES),
        renumber=st.booleans())
 def test_render_is_idempotent(seeded: Path, pieces: list[str], style: str,
@@ -266,7 +268,8 @@ def test_render_is_idempotent(seeded: Path, pieces: list[str], style: str,
             assert start == -1 or once.text[:start].rstrip("\n") == draft.rstrip("\n")
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=150, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(text=st.text(alphabet=st.sampled_from(list("ab .,[]()^*_`#>-|!:\n12\"“”<>/\\")),
                     max_size=80))
 def test_render_of_any_text_is_idempotent_or_refused(seeded: Path, text: str) -> None:

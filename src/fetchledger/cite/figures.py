@@ -40,6 +40,12 @@ _SOURCE_DATE_PATTERNS = [
     re.compile(r"(?<![\d/])(?P<month>\d{1,2})/(?P<day>\d{1,2})/(?P<year>\d{4})(?!\d)"),
     re.compile(r"(?<![\d/])(?P<day>\d{1,2})/(?P<month>\d{1,2})/(?P<year>\d{4})(?!\d)"),
 ]
+# Source-side only: a day and month without a year ("on April 9th", "7 May"); such a
+# date holds a draft's full date when the year appears in the source as well.
+_YEARLESS_PATTERNS = [
+    re.compile(rf"(?<![\w]){_MONTH}\s+{_DAY}(?![\d,]|,?\s+\d{{4}})", re.IGNORECASE),
+    re.compile(rf"(?<![\w]){_DAY}\s+(?:of\s+)?{_MONTH}(?!,?\s+\d{{4}})", re.IGNORECASE),
+]
 _SEPARATORS = ",\u00a0\u202f\u2009'’"
 _NUMBER = re.compile(
     r"(?<![\w.,])(?:\d{1,3}(?:[" + _SEPARATORS + r"]\d{3})+(?:\.\d+)?(?![\d]|[,.]\d)"
@@ -118,12 +124,20 @@ class SourceFigures:
     """Every number and date a source's stored text holds, in comparable form."""
 
     numbers: frozenset[str]
-    dates: frozenset[str]  # "YYYY-MM-DD" and "YYYY-MM" (every full date also as its month)
+    dates: frozenset[str]  # "YYYY-MM-DD", "YYYY-MM" (every full date also as its month),
+    # and "--MM-DD" for a day and month written without a year
 
     def holds(self, figure: Figure) -> bool:
-        if figure.is_date:
-            return figure.value in self.dates
-        return figure.value in self.numbers
+        if not figure.is_date:
+            return figure.value in self.numbers
+        if figure.value in self.dates:
+            return True
+        year, month_day = figure.value[:4], figure.value[4:]
+        if year not in self.numbers:
+            return False
+        if len(month_day) == 6:  # -MM-DD: the day and month without a year, and the year
+            return f"-{month_day}" in self.dates
+        return any(d.startswith(f"-{month_day}-") for d in self.dates if d.startswith("--"))
 
 
 def source_figures(text: str) -> SourceFigures:
@@ -138,4 +152,10 @@ def source_figures(text: str) -> SourceFigures:
             if value:
                 dates.add(value)
                 dates.add(value[:7])
+    for pattern in _YEARLESS_PATTERNS:
+        for match in pattern.finditer(text):
+            month = _MONTHS[match.group("month").lower().rstrip(".")]
+            day = int(match.group("day"))
+            if 1 <= day <= 31:
+                dates.add(f"--{month:02d}-{day:02d}")
     return SourceFigures(frozenset(numbers), frozenset(dates))
