@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from cite_sources import seed
 from fetchledger import Ledger
@@ -232,3 +234,17 @@ def test_crlf_drafts_keep_their_lines(seeded: Path) -> None:
         report = check(ledger, "Intro line.\r\nWater boils at 100 °C [1].\r\n")
     assert [(p.rule, p.line, p.column) for p in report.problems] == [
         ("marker-placement", 2, 23), ("sources-missing", 2, 27)]
+
+
+@settings(max_examples=200, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=st.text(alphabet=st.sampled_from(list("ab .,[]()^*_`#>-|!:\n129\"“”<>/\\…")),
+                    max_size=120))
+def test_check_never_fails_on_any_text(seeded: Path, text: str) -> None:
+    with Ledger(seeded) as ledger:
+        report = check(ledger, text)
+    lines = text.split("\n")
+    for problem in report.problems:
+        assert problem.rule in RULES
+        assert 1 <= problem.line <= len(lines)
+        assert 1 <= problem.column <= len(lines[problem.line - 1]) + 1

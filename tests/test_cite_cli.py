@@ -181,3 +181,22 @@ def test_export_cli(run_cli, seeded: Path, tmp_path: Path) -> None:
     nowhere = run_cli("export", "--format", "bibtex", "-o", str(tmp_path / "no" / "x.bib"))
     assert nowhere.exit_code == 2
     assert run_cli("export", "--format", "zip", "-o", "x").exit_code == 2
+
+
+@pytest.mark.parametrize("verb", ["render", "check", "export"])
+def test_each_verb_has_a_docs_page_naming_its_options(verb: str) -> None:
+    from fetchledger.cli import cli
+
+    page = (Path(__file__).resolve().parent.parent / "docs" / f"{verb}.md").read_text(
+        encoding="utf-8")
+    assert page.startswith(f"# `fetchledger {verb}`")
+    global_options = {"--ledger", "--allow-private", "--allow-host", "--help"}
+    for param in cli.commands[verb].params:
+        for flag in getattr(param, "opts", []):
+            if flag.startswith("--") and flag not in global_options:
+                assert f"`{flag}" in page, (verb, flag)
+    if verb == "check":
+        from fetchledger.cite import RULES
+
+        for rule in RULES:
+            assert f"| `{rule}` |" in page, rule
