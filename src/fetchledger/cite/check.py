@@ -135,6 +135,9 @@ class _Checker:
         self.citations = citations
         self.draft = citations.draft
         self.allow_links = allow_links
+        self.by_paragraph: dict[int, list[Sentence]] = {}
+        for sentence in citations.sentences:
+            self.by_paragraph.setdefault(id(sentence.paragraph), []).append(sentence)
 
     def problem(self, offset: int, rule: str, message: str, ids: tuple[int, ...] = (),
                 hint: str | None = None) -> Problem:
@@ -225,8 +228,8 @@ class _Checker:
                     f"{markers_text}", ids, f"write {word}{punctuation}{markers_text}")
 
     def _ends_sentence(self, paragraph: Paragraph, start: int, end: int) -> bool:
-        for sentence in self.citations.sentences:
-            if sentence.paragraph is paragraph and sentence.start < start < sentence.end:
+        for sentence in self.by_paragraph.get(id(paragraph), []):
+            if sentence.start < start < sentence.end:
                 return sentence.end == end
         return False
 
@@ -292,10 +295,7 @@ class _Checker:
                 "finds the passage")
 
     def coverage(self) -> Iterator[Problem]:
-        by_paragraph: dict[int, list[Sentence]] = {}
-        for sentence in self.citations.sentences:
-            by_paragraph.setdefault(id(sentence.paragraph), []).append(sentence)
-        for sentences in by_paragraph.values():
+        for sentences in self.by_paragraph.values():
             paragraph = sentences[0].paragraph
             if paragraph.kind not in ("text", "item") or not paragraph.markers:
                 continue

@@ -49,6 +49,10 @@ _BARE_URL = re.compile(r"(?:https?|ftps?)://[^\s<>\"'`]+|www\.[\w-]+(?:\.[\w-]+)
 _AUTOLINK = re.compile(r"<([A-Za-z][A-Za-z0-9+.-]{1,31}:[^\s<>]*)>")
 _EMAIL_AUTOLINK = re.compile(r"<[\w.!#$%&'*+/=?^`{|}~-]+@[\w-]+(?:\.[\w-]+)*>")
 _HTML_TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?/?>")
+# Where the inline scanner must look closer: escapes, code, angle brackets, brackets,
+# and the start of a bare URL.
+_SPECIAL = re.compile(r"[\\`<\[!]|(?<![\w/@.\-])(?:[hH][tT][tT][pP][sS]?|[fF][tT][pP][sS]?)://"
+                      r"|(?<![\w/@.\-])[wW][wW][wW]\.")
 _HTML_URL_ATTR = re.compile(r"""\b(?:href|src|action|cite)\s*=\s*["']?([^"'\s>]+)""",
                             re.IGNORECASE)
 
@@ -363,6 +367,12 @@ class _InlineScanner:
         raw = self.raw
         i = start
         while i < end:
+            special = _SPECIAL.search(raw, i, end)
+            plain_end = special.start() if special else end
+            if plain_end > i:  # a run of plain text
+                self._emit_range(i, plain_end)
+                i = plain_end
+                continue
             char = raw[i]
             if char == "\\" and i + 1 < end and raw[i + 1] in "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~":
                 self._emit_range(i + 1, i + 2)
