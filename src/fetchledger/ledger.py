@@ -22,7 +22,7 @@ from typing import TypeVar
 
 from .adapters.files import FileAdapter, PageRange, parse_page_range
 from .config import Limits, allow_private_from_env, resolve_ledger_path
-from .document import Document
+from .document import Document, Page
 from .errors import (
     BadInput,
     InvalidArgument,
@@ -41,7 +41,7 @@ from .passages import (
 )
 from .prepare import Prepared, prepare
 from .results import Attempt, Failure, Outcome, Retrieval, Snippet, Source, SourceDetails
-from .store import QuoteRow, SQLiteStore
+from .store import QuoteRow, RecordedQuote, SQLiteStore
 from .verbatim import find_verbatim, nearest_passage
 
 __all__ = ["Ledger"]
@@ -194,6 +194,24 @@ class Ledger:
         """The raw bytes kept for a version (compressed in the ledger, capped)."""
         source = self.source(source_id)
         return self._store.raw_bytes(source_id, version or source.version)
+
+    def texts(self, source_id: int) -> dict[int, str]:
+        """The stored text of every version of a source: ``{version number: text}``."""
+        self.source(source_id)
+        return {number: text for _, number, text in self._store.versions(source_id)}
+
+    def pages(self, source_id: int, version: int | None = None) -> tuple[Page, ...]:
+        """The pages of a paged source's latest (or given) version; empty when unpaged."""
+        source = self.source(source_id)
+        return tuple(Page(start, end, number, label) for start, end, number, label
+                     in self._store.version_pages(source_id, version or source.version))
+
+    def recorded_quotes(self, source_id: int | None = None) -> list[RecordedQuote]:
+        """Every quote handed out or confirmed, with its version and page (of one
+        source, or of the whole ledger). Reading them records nothing."""
+        if source_id is not None:
+            self.source(source_id)
+        return self._store.recorded_quotes(source_id)
 
     def attempts(self, *, failed: bool = False) -> list[Attempt]:
         """Every retrieval attempt, oldest first (only the failed ones with ``failed``)."""

@@ -30,7 +30,15 @@ from .migrations import MIGRATIONS
 from .passages import Passage
 from .results import Attempt, Source
 
-__all__ = ["PassageHit", "PreparedVersion", "QuoteRow", "SQLiteStore", "StoredVersion", "utc_now"]
+__all__ = [
+    "PassageHit",
+    "PreparedVersion",
+    "QuoteRow",
+    "RecordedQuote",
+    "SQLiteStore",
+    "StoredVersion",
+    "utc_now",
+]
 
 
 
@@ -74,6 +82,21 @@ class QuoteRow:
     page: int | None
     page_label: str | None
     text: str
+
+
+@dataclass(frozen=True)
+class RecordedQuote:
+    """A quote the ledger handed out or confirmed: ``text`` is ``stored_text[start:end]``
+    of version ``version`` of source ``source_id``."""
+
+    source_id: int
+    version: int
+    start: int
+    end: int
+    page: int | None
+    page_label: str | None
+    text: str
+    first_at: str
 
 
 @dataclass(frozen=True)
@@ -499,6 +522,32 @@ class SQLiteStore:
         with self._errors():
             rows = self.db.execute(sql + " ORDER BY id").fetchall()
         return [Attempt(*row) for row in rows]
+
+    def recorded_quotes(self, source_id: int | None = None) -> list[RecordedQuote]:
+        """Every quote handed out or confirmed (of one source), by source, version, start."""
+        sql = ("SELECT q.source_id, v.number, q.start, q.end, q.page, q.page_label, q.text, "
+               "q.first_at FROM quote q JOIN version v ON v.id = q.version_id")
+        params: tuple[int, ...] = ()
+        if source_id is not None:
+            sql += " WHERE q.source_id = ?"
+            params = (source_id,)
+        with self._errors():
+            rows = self.db.execute(
+                sql + " ORDER BY q.source_id, v.number, q.start, q.end", params).fetchall()
+        return [RecordedQuote(*row) for row in rows]
+
+    def version_pages(
+        self, source_id: int, version_number: int
+    ) -> list[tuple[int, int, int, str | None]]:
+        """``(start, end, number, label)`` of each page of a paged version (else empty)."""
+        with self._errors():
+            row = self.db.execute(
+                "SELECT pages FROM version WHERE source_id = ? AND number = ?",
+                (source_id, version_number),
+            ).fetchone()
+        if not row or not row[0]:
+            return []
+        return [(int(a), int(b), int(n), label) for a, b, n, label in json.loads(row[0])]
 
     def counts(self) -> dict[str, int]:
         """Row counts of the main tables (for tests, stats and benchmarks)."""

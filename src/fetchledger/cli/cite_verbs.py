@@ -1,0 +1,170 @@
+"""The write side: render (Sources block), check (citation lint), export."""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+import click
+
+from ..cite import STYLES, check, render
+from ..cite.render import DOCUMENT_STYLES
+from ..errors import InvalidArgument, InvalidPath
+from ..export import FORMATS, export
+from ._base import cli, global_options, open_ledger, print_json, settings
+
+
+def read_draft(name: str) -> str:
+    """The draft's text (``-`` reads standard input); bad paths are exit 2."""
+    if name == "-":
+        data = sys.stdin.buffer.read()
+    else:
+        path = Path(name)
+        if path.is_dir():
+            raise InvalidPath(f"{name} is a directory, not a draft")
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError as exc:
+            raise InvalidPath(f"no such file: {name}") from exc
+        except OSError as exc:
+            raise InvalidPath(f"cannot read {name}: {exc.strerror or exc}") from exc
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InvalidArgument(f"{name} is not UTF-8 text (byte {exc.start})") from exc
+
+
+def write_text(path: Path, text: str) -> None:
+    """Replace ``path`` with ``text`` in one step (temporary file, then rename),
+    keeping the file's permissions."""
+    if not path.parent.is_dir():
+        raise InvalidPath(f"no such folder: {path.parent}")
+    if path.is_dir():
+        raise InvalidPath(f"{path} is a directory")
+    mode = path.stat().st_mode & 0o7777 if path.exists() else None
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(handle, "wb") as out:
+            out.write(text.encode("utf-8"))
+        if mode is None:
+            current = os.umask(0)
+            os.umask(current)
+            mode = 0o666 & ~current
+        os.chmod(temporary, mode)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+@cli.command("render")
+@click.argument("draft", metavar="DRAFT")
+@click.option("--in-place", "-i", "in_place", is_flag=True,
+              help="Write the Sources block into DRAFT itself.")
+@click.option("-o", "--output", metavar="OUT",
+              help="Write the rendered draft to OUT (for bibtex and csl-json: the "
+                   "bibliography itself).")
+@click.option("--style", type=click.Choice(STYLES), default="markdown", show_default=True,
+              help="How the Sources block is written.")
+@click.option("--text-fragments", is_flag=True,
+              help="Link web sources to their cited quotes (#:~:text=...).")
+@click.option("--renumber", is_flag=True,
+              help="Number the cited sources 1..k by first appearance, in text and block.")
+@global_options()
+@click.pass_context
+def render_command(ctx: click.Context, draft: str, in_place: bool, output: str | None,
+                   style: str, text_fragments: bool, renumber: bool) -> None:
+    """Write the Sources block for the ids cited in DRAFT, from the ledger.
+
+    Without --in-place or -o, prints only the Sources block. The block goes
+    between <!-- fetchledger:sources --> and <!-- /fetchledger:sources --> at
+    the end of the draft; rendering again replaces only it. An id the ledger
+    does not have is an error (exit 2) and nothing is written. DRAFT may be -
+    for standard input.
+    """
+    if in_place and output:
+        raise click.UsageError("use --in-place or -o OUT, not both")
+    if in_place and draft == "-":
+        raise click.UsageError("--in-place needs a draft file, not standard input")
+    if in_place and style not in DOCUMENT_STYLES:
+        raise click.UsageError(
+            f"--style {style} is a bibliography, not a document style: print it or use -o OUT")
+    text = read_draft(draft)
+    ledger = open_ledger(ctx)
+    rendered = render(ledger, text, style=style, renumber=renumber,
+                      text_fragments=text_fragments)
+    written: str | None = None
+    if in_place or output:
+        target = Path(draft if in_place else str(output))
+        if style in DOCUMENT_STYLES:
+            content = rendered.text
+        else:
+            content = rendered.block + "\n" if rendered.block else ""
+        if not in_place or rendered.changed:
+            write_text(target, content)
+            written = str(target)
+    if settings(ctx).json:
+        print_json({
+            "style": style, "written": written, "changed": rendered.changed,
+            "numbers": {str(k): v for k, v in rendered.numbers.items()},
+            "sources": [ledger.source(i).to_json() for i in rendered.ids],
+            "block": rendered.block,
+        })
+        return
+    if in_place or output:
+        what = f"{len(rendered.ids)} source{'' if len(rendered.ids) == 1 else 's'}"
+        state = f"wrote {what} to {written}" if written else f"{draft} is up to date ({what})"
+        click.echo(f"fetchledger: {state}", err=True)
+    elif rendered.block:
+        click.echo(rendered.block)
+    else:
+        click.echo("fetchledger: the draft cites no source", err=True)
+
+
+@cli.command("check")
+@click.argument("draft", metavar="DRAFT")
+@click.option("--strict", is_flag=True, help="Exit 1 on warnings too.")
+@click.option("--allow-links", is_flag=True,
+              help="Accept markdown links [text](url); bare URLs and autolinks stay errors.")
+@global_options()
+@click.pass_context
+def check_command(ctx: click.Context, draft: str, strict: bool, allow_links: bool) -> None:
+    """Check DRAFT's citations against the ledger.
+
+    Errors: unknown id, quotation not verbatim, URL typed in the draft, cited
+    id missing from the Sources block. Warnings: marker placement, grouped
+    ids, more than 3 ids in a sentence, figures found in no cited source,
+    uncited sentences in a paragraph that cites, Sources block missing, stale
+    or listing uncited ids. Exit 1 on an error (or any finding with --strict),
+    else 0; 2 for bad arguments or an unreadable draft. DRAFT may be -.
+    """
+    text = read_draft(draft)
+    ledger = open_ledger(ctx)
+    report = check(ledger, text, allow_links=allow_links, strict=strict)
+    name = "<stdin>" if draft == "-" else draft
+    if settings(ctx).json:
+        print_json(report.to_json())
+    else:
+        for problem in report.problems:
+            click.echo("\n".join(problem.text_lines(name)))
+        click.echo(f"fetchledger: {report.summary(name)}", err=True)
+    ctx.exit(report.exit_code)
+
+
+@cli.command("export")
+@click.option("--format", "format_", type=click.Choice(FORMATS), required=True,
+              help="pack (a folder), csl-json, bibtex or warc (.warc or .warc.gz).")
+@click.option("-o", "--output", metavar="PATH", required=True,
+              help="Where to write (a new or empty folder for pack).")
+@global_options()
+@click.pass_context
+def export_command(ctx: click.Context, format_: str, output: str) -> None:
+    """Export every source of the ledger: an evidence pack, CSL-JSON, BibTeX or WARC."""
+    ledger = open_ledger(ctx)
+    summary = export(ledger, format_, output)
+    if settings(ctx).json:
+        print_json(summary.to_json())
+    else:
+        click.echo(f"fetchledger: {summary.line()}", err=True)
