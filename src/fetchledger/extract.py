@@ -23,10 +23,12 @@ __all__ = ["Extracted", "decode_html", "extract_html", "extractor_version"]
 _META_CHARSET = re.compile(
     rb"""<meta[^>]+?charset\s*=\s*["']?\s*([A-Za-z0-9._:-]+)""", re.IGNORECASE
 )
+# translate() lowercases the style and drops its spaces, so "Display : None" matches.
+_STYLE = "translate(@style, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ \t', 'abcdefghijklmnopqrstuvwxyz')"
 _HIDDEN_XPATH = (
-    "//*[@hidden] | //*[@aria-hidden='true'] | "
-    "//*[contains(translate(@style, 'DISPLAYNOE: ', 'displaynoe'), 'display:none')] | "
-    "//*[contains(translate(@style, 'VISIBLTYHDN: ', 'visibltyhdn'), 'visibility:hidden')]"
+    "//*[@hidden] | //*[translate(@aria-hidden, 'TRUE', 'true')='true'] | "
+    f"//*[contains({_STYLE}, 'display:none')] | "
+    f"//*[contains({_STYLE}, 'visibility:hidden')]"
 )
 _NOT_TEXT = ("script", "style", "noscript", "template", "svg", "canvas", "iframe", "object")
 _BLOCKS = frozenset(
