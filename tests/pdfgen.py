@@ -28,6 +28,7 @@ class RawPage:
     content: bytes
     resources: str = ""
     compress: bool = False
+    filters: str = ""  # e.g. " /Filter /FlateDecode" when ``content`` is already encoded
 
 
 Page = Sequence[str] | ImagePage | RawPage
@@ -51,7 +52,7 @@ class _Objects:
 
 
 def pdf_string(text: str) -> str:
-    """A PDF literal string (WinAnsi/latin-1 text)."""
+    """A PDF literal string (text in the WinAnsi encoding)."""
     escaped = text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
     return f"({escaped})"
 
@@ -69,7 +70,7 @@ def text_content(lines: Sequence[str], *, size: int = 11, leading: int = 14) -> 
     for line in lines:
         ops.append(f"{pdf_string(line)} Tj T*")
     ops.append("ET")
-    return "\n".join(ops).encode("latin-1")
+    return "\n".join(ops).encode("cp1252")  # the font's WinAnsiEncoding
 
 
 def make_pdf(
@@ -110,7 +111,8 @@ def make_pdf(
         else:
             content = text_content(page)
             page_compress = compress
-        contents = objects.add(stream(content, compress=page_compress))
+        filters = page.filters if isinstance(page, RawPage) else ""
+        contents = objects.add(stream(content, filters, compress=page_compress))
         objects.set(page_number, (
             f"<< /Type /Page /Parent {page_tree} 0 R /MediaBox [0 0 612 792] "
             f"/Resources << {resources} >> /Contents {contents} 0 R >>"))
@@ -175,3 +177,33 @@ def encrypt(pdf: bytes, password: str, *, algorithm: str = "AES-256") -> bytes:
     out = io.BytesIO()
     writer.write(out)
     return out.getvalue()
+
+
+def fanout_pdf(depth: int, *, fan: int = 4, leaf_ops: int = 1) -> bytes:
+    """A hostile PDF: one page draws a form that draws the next form ``fan`` times,
+    ``depth`` levels down, so a few kilobytes make a text extractor do
+    ``fan ** depth`` drawing calls (pypdf stops counting at 5,000 forms, but each
+    leaf still shows ``leaf_ops`` strings)."""
+    first = first_extra_object(1)
+    forms: list[bytes] = []
+    for level in range(depth):
+        if level < depth - 1:
+            content = f"/X{level + 1} Do ".encode() * fan
+            child = first + level + 1
+            resources = f"/XObject << /X{level + 1} {child} 0 R >> /Font << /F1 3 0 R >>"
+        else:
+            content = b"BT /F1 9 Tf 10 10 Td " + b"(leaf words here) Tj T* " * leaf_ops + b"ET"
+            resources = "/Font << /F1 3 0 R >>"
+        forms.append(stream(content, " /Type /XObject /Subtype /Form /BBox [0 0 612 792] "
+                                     f"/Resources << {resources} >>", compress=True))
+    return make_pdf([RawPage(b"/X0 Do", f"/XObject << /X0 {first} 0 R >>")],
+                    extra_objects=forms)
+
+
+def flate_bomb_pdf(expanded: int) -> bytes:
+    """A PDF whose one content stream inflates from a few kilobytes to ``expanded`` bytes."""
+    packer = zlib.compressobj(9)
+    chunk = b" " * (1 << 20)
+    parts = [packer.compress(chunk) for _ in range(expanded // len(chunk))]
+    parts.append(packer.flush())
+    return make_pdf([RawPage(b"".join(parts), filters=" /Filter /FlateDecode")])

@@ -143,9 +143,17 @@ def redact_argument(
 
 
 def redact_argv(argv: Sequence[str], secrets: list[str] | None = None) -> list[str]:
-    """``argv`` with secrets replaced by ``REDACTED`` (see :func:`redact_argument`)."""
-    return [redact_argument(arg, argv[i - 1] if i else None, secrets)
-            for i, arg in enumerate(argv)]
+    """``argv`` with secrets replaced by ``REDACTED`` (see :func:`redact_argument`);
+    a secret found in one argument is also scrubbed from all the others."""
+    found = secrets if secrets is not None else []
+    redacted = [redact_argument(arg, argv[i - 1] if i else None, found)
+                for i, arg in enumerate(argv)]
+    scrubbable = _scrubbable(found)
+    return [scrub(arg, scrubbable) for arg in redacted] if scrubbable else redacted
+
+
+def _scrubbable(values: Sequence[str]) -> list[str]:
+    return sorted({v for v in values if len(v) >= 4}, key=len, reverse=True)
 
 
 def secret_values(argv: Sequence[str], *, shell: bool = False) -> list[str]:
@@ -156,7 +164,7 @@ def secret_values(argv: Sequence[str], *, shell: bool = False) -> list[str]:
         redact_command_text(" ".join(argv), found)
     else:
         redact_argv(argv, found)
-    return sorted({v for v in found if len(v) >= 4}, key=len, reverse=True)
+    return _scrubbable(found)
 
 
 def scrub(text: str, secrets: Sequence[str]) -> str:
@@ -172,13 +180,14 @@ def redact_command_text(text: str, secrets: list[str] | None = None) -> str:
         tokens = shlex.split(text)
     except ValueError:
         tokens = text.split()
-    redacted = redact_argv(tokens, secrets)
+    found = secrets if secrets is not None else []
+    redacted = redact_argv(tokens, found)
     for token, clean in zip(tokens, redacted, strict=True):
         if token != clean:
             if token not in text:  # quoting changed its spelling: rebuild the line
                 return shlex.join(redacted)
             text = text.replace(token, clean)
-    return text
+    return scrub(text, _scrubbable(found))
 
 
 @dataclass(frozen=True)

@@ -320,15 +320,40 @@ def decode_output(raw: bytes, *, locator: str = "") -> tuple[str, str | None]:
     if good >= bad:
         return replaced, (f"the output is not valid UTF-8: {bad} undecodable "
                           f"byte{'s' if bad != 1 else ''} became U+FFFD")
-    from charset_normalizer import from_bytes
-
-    best = from_bytes(raw).best()
-    encoding = best.encoding if best is not None else "cp1252"
+    encoding = _legacy_encoding(raw)
     try:
         text = raw.decode(encoding)
     except (LookupError, UnicodeDecodeError):
-        encoding, text = "latin-1", raw.decode("latin-1")
+        encoding, text = "cp1252", raw.decode("cp1252", "replace")
     return text, f"the output is not UTF-8; it was decoded as {encoding}"
+
+
+_WESTERN = frozenset({"cp1252", "latin_1", "iso8859_1", "iso8859_15"})
+
+
+def _legacy_encoding(raw: bytes) -> str:
+    """The 8-bit encoding of non-UTF-8 output: the locale's when it is not UTF-8
+    (the command wrote for this terminal), else the detected one, with Windows-1252
+    preferred among equally good guesses (detectors often pick cp1250 for French)."""
+    import codecs
+    import locale
+
+    preferred = locale.getpreferredencoding(False)
+    with contextlib.suppress(LookupError):
+        if codecs.lookup(preferred).name != "utf-8":
+            with contextlib.suppress(UnicodeDecodeError):
+                raw.decode(preferred)
+                return preferred
+    from charset_normalizer import from_bytes
+
+    matches = from_bytes(raw)
+    best = matches.best()
+    if best is None:
+        return "cp1252"
+    ties = [m for m in matches if m.chaos <= best.chaos]
+    if any(m.encoding in _WESTERN for m in ties):
+        return "cp1252"
+    return str(best.encoding)
 
 
 def output_text(decoded: str) -> str:

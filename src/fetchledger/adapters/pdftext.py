@@ -24,6 +24,7 @@ wrapped lines are joined into paragraphs here:
 from __future__ import annotations
 
 import itertools
+import math
 import re
 import unicodedata
 from collections import Counter
@@ -89,7 +90,7 @@ def page_paragraphs(text: str, words: Counter[str] | None = None) -> str:
 def _text_width(lines: Sequence[str]) -> int:
     """The length a full line of this page reaches (its 90th-percentile line length)."""
     lengths = sorted(len(line) for line in lines)
-    return lengths[int(0.9 * (len(lengths) - 1))]
+    return lengths[math.ceil(0.9 * (len(lengths) - 1))]
 
 
 def _join(

@@ -129,16 +129,19 @@ def _die_with_parent() -> None:
 
 
 def _quiet() -> None:
-    """Silence library logging and warnings: the child's only channel is its frames."""
+    """Silence prints, library logging and warnings: the child's only channel is its
+    frames."""
     import logging
     import warnings
 
     warnings.simplefilter("ignore")
     logging.disable(logging.CRITICAL)
-    with contextlib.suppress(OSError):
+    with contextlib.suppress(OSError):  # stray prints cannot reach the caller's terminal
         devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
         os.dup2(devnull, 2)
         os.close(devnull)
+        sys.stdout = sys.stderr = open(os.devnull, "w")  # noqa: SIM115  (lives until exit)
 
 
 def _writer(fd: int) -> Emit:
@@ -192,8 +195,7 @@ def _spawned_child() -> int:
     stdin = sys.stdin.buffer
     header = json.loads(stdin.readline())
     payload = stdin.read(int(header["size"]))
-    out = os.dup(1)
-    os.dup2(os.open(os.devnull, os.O_WRONLY), 1)  # stray prints cannot corrupt frames
+    out = os.dup(1)  # the frames go here; _quiet() points fd 1 at /dev/null
     _quiet()
     limits = ChildLimits(**header["limits"])
     _limit_self(limits)
