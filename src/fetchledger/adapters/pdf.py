@@ -18,10 +18,10 @@ image-only pages and text that looks garbled (a broken font mapping).
 from __future__ import annotations
 
 import io
-from typing import Any
+from typing import Any, cast
 
 from ..config import Limits
-from ..document import Document, Kind, Page
+from ..document import KINDS, Document, Kind, Page
 from ..errors import (
     CorruptContent,
     EmptyContent,
@@ -54,7 +54,7 @@ def read_pdf(
     pages: object = None,
     password: str | None = None,
     name: str = "",
-    kind: Kind = "file",
+    kind: str = "file",
 ) -> Document:
     """Extract a PDF's text page by page into a Document with page spans.
 
@@ -63,7 +63,11 @@ def read_pdf(
     ledger limits the quotes to the requested pages.
     """
     del pages
-    import pypdf  # noqa: F401  (imported here once, so a forked child starts with it)
+    # Imported here once (with what pypdf imports lazily while extracting), so a
+    # forked child starts with them instead of importing them on every file.
+    import pypdf
+    import pypdf._codecs._codecs
+    import pypdf.filters  # noqa: F401
 
     child_limits = ChildLimits(limits.pdf_timeout, limits.pdf_memory, limits.max_decoded_bytes)
     params = {"password": password, "max_pages": limits.max_pdf_pages}
@@ -71,7 +75,10 @@ def read_pdf(
         frames = run_in_child(_ENTRY, raw, params, child_limits)
     except ChildFailed as failed:
         raise _child_error(failed, locator) from None
-    return _document(frames, raw=raw, locator=locator, meta=meta, name=name, kind=kind)
+    if kind not in KINDS:
+        raise ValueError(f"unknown source kind {kind!r}")
+    return _document(frames, raw=raw, locator=locator, meta=meta, name=name,
+                     kind=cast(Kind, kind))
 
 
 def _child_error(failed: ChildFailed, locator: str) -> RetrievalFailed:

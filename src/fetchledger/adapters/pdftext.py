@@ -41,6 +41,7 @@ __all__ = [
 ]
 
 _LIGATURES = {cp: unicodedata.normalize("NFKC", chr(cp)) for cp in range(0xFB00, 0xFB07)}
+_LIGATURE = re.compile("[\ufb00-\ufb06]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _SPACES = re.compile(r"[ \t\u00a0\u2000-\u200a\u202f\u205f\u3000]+")
 _WORDS = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)*")
@@ -57,7 +58,9 @@ _SMALL_WORDS = frozenset("a an and as at by for in of on or the to with vs via".
 
 
 def _clean(text: str) -> str:
-    text = _SURROGATE.sub("\ufffd", text).translate(_LIGATURES)
+    text = _SURROGATE.sub("\ufffd", text)
+    if _LIGATURE.search(text):
+        text = text.translate(_LIGATURES)
     return normalize_newlines(text)
 
 
@@ -189,45 +192,40 @@ def heading_title(first_page: str, max_lines: int = 8) -> str | None:
 
 # --- judging the extracted text -------------------------------------------------
 
-_VOWELS = frozenset("aeiouyàáâäãåæèéêëìíîïòóôöõøœùúûüý")
+_PRIVATE_USE = re.compile("[\ue000-\uf8ff\U000f0000-\U0010ffff]")
+_CONTROL = re.compile("[\x00-\x08\x0e-\x1f\x7f-\x9f]")
+_SPACE = re.compile(r"\s")
+_LATIN = re.compile("[A-Za-z]")
+_VOWEL = re.compile("[aeiouyAEIOUY]")
+_LETTER = re.compile(r"[^\W\d_]")
+_SYMBOL = re.compile(r"[^\w\s]")
 
 
 def garbled_reason(text: str) -> str | None:
     """Why a page's text looks like mojibake (a broken font mapping), or None.
 
-    Signs: private-use code points or U+FFFD replacement characters; or Latin
-    letters whose vowel share is far from any natural language's (random
-    glyph codes give about one vowel in five, prose about two in five).
+    Signs: private-use code points, U+FFFD replacement characters or control
+    codes; or Latin letters whose vowel share is far from any natural
+    language's (random glyph codes give about one vowel in five, prose about
+    two in five); or mostly symbols.
     """
-    visible = [ch for ch in text if not ch.isspace()]
-    if len(visible) < 20:
+    visible = len(text) - len(_SPACE.findall(text))
+    if visible < 20:
         return None
-    private = sum(1 for ch in visible if _is_private_use(ch))
-    replaced = sum(1 for ch in visible if ch == "\ufffd")
-    controls = sum(1 for ch in visible if unicodedata.category(ch) in ("Cc", "Cn", "Co", "Cs"))
-    bad = private + replaced + max(0, controls - private)
-    if bad / len(visible) >= 0.05:
-        kinds = []
-        if private:
-            kinds.append(f"{private} private-use")
-        if replaced:
-            kinds.append(f"{replaced} replacement")
-        if controls - private > 0:
-            kinds.append(f"{controls - private} unassigned or control")
-        return f"{' and '.join(kinds) or 'unreadable'} characters"
-    latin = [ch.lower() for ch in visible if ch.isalpha() and ch.isascii()]
-    letters = [ch for ch in visible if ch.isalpha()]
-    if len(latin) >= 200 and len(latin) >= 0.8 * len(letters):
-        vowels = sum(1 for ch in latin if ch in _VOWELS) / len(latin)
+    private = len(_PRIVATE_USE.findall(text))
+    replaced = text.count("\ufffd")
+    controls = len(_CONTROL.findall(text))
+    if (private + replaced + controls) / visible >= 0.05:
+        kinds = [f"{count} {kind}" for count, kind in (
+            (private, "private-use"), (replaced, "replacement"), (controls, "control"))
+            if count]
+        return f"{' and '.join(kinds)} characters"
+    latin = len(_LATIN.findall(text))
+    if latin >= 200 and latin >= 0.8 * len(_LETTER.findall(text)):
+        vowels = len(_VOWEL.findall(text)) / latin
         if not 0.25 <= vowels <= 0.6:
             return f"an implausible letter mix ({vowels:.0%} vowels)"
-        symbols = sum(1 for ch in visible if not ch.isalnum()
-                      and unicodedata.category(ch)[0] in "SP") / len(visible)
+        symbols = len(_SYMBOL.findall(text)) / visible
         if symbols > 0.35:
             return f"an implausible share of symbols ({symbols:.0%})"
     return None
-
-
-def _is_private_use(ch: str) -> bool:
-    code = ord(ch)
-    return 0xE000 <= code <= 0xF8FF or code >= 0xF0000

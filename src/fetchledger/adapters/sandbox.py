@@ -18,8 +18,10 @@ frames, a clean exit, or a :class:`ChildFailed`.
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib
 import json
+import logging
 import os
 import selectors
 import signal
@@ -28,9 +30,15 @@ import subprocess
 import sys
 import threading
 import time
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
+
+try:
+    import resource
+except ImportError:  # pragma: no cover - Windows
+    resource = None  # type: ignore[assignment]
 
 __all__ = ["ChildFailed", "ChildLimits", "Emit", "fork_is_safe", "run_in_child"]
 
@@ -82,6 +90,8 @@ def run_in_child(
     """
     if use_fork is None:
         use_fork = fork_is_safe()
+    if use_fork:
+        _libc()  # warm what the child needs, once per process
     deadline = time.monotonic() + limits.timeout
     if use_fork:
         return _run_forked(entry, payload, params, limits, deadline)
@@ -93,9 +103,7 @@ def run_in_child(
 
 def _limit_self(limits: ChildLimits) -> None:
     """Cap this process's address space and CPU time, and turn off core dumps."""
-    try:
-        import resource
-    except ImportError:  # not POSIX: only the parent's wall-clock deadline applies
+    if resource is None:  # not POSIX: only the parent's wall-clock deadline applies
         return
     cpu = int(limits.timeout) + 2  # a backstop; the wall clock normally fires first
     for name, value in (("RLIMIT_CPU", cpu), ("RLIMIT_CORE", 0)):
@@ -117,23 +125,30 @@ def _address_space_in_use() -> int | None:
     return pages * os.sysconf("SC_PAGE_SIZE")
 
 
-def _die_with_parent() -> None:
-    """Ask Linux to kill this child if the parent dies (kill -9 leaves no orphan)."""
+@functools.lru_cache(maxsize=1)
+def _libc() -> Any:
+    """The C library (loaded once in the parent, so a forked child finds it ready)."""
     if not sys.platform.startswith("linux"):
-        return
-    with contextlib.suppress(Exception):
+        return None
+    try:
         import ctypes
 
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        return ctypes.CDLL(None, use_errno=True)
+    except (ImportError, OSError):
+        return None
+
+
+def _die_with_parent() -> None:
+    """Ask Linux to kill this child if the parent dies (kill -9 leaves no orphan)."""
+    libc = _libc()
+    if libc is not None:
+        with contextlib.suppress(Exception):
+            libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 
 
 def _quiet() -> None:
     """Silence prints, library logging and warnings: the child's only channel is its
     frames."""
-    import logging
-    import warnings
-
     warnings.simplefilter("ignore")
     logging.disable(logging.CRITICAL)
     with contextlib.suppress(OSError):  # stray prints cannot reach the caller's terminal
@@ -228,12 +243,14 @@ def _run_forked(
 
 
 def _reap(pid: int, kill: Callable[[], None]) -> int:
-    """Wait for the child; one that lingers after closing its pipe is killed."""
-    for _ in range(200):
+    """Wait for the child; one that lingers a second after closing its pipe is killed."""
+    pause, deadline = 0.0002, time.monotonic() + 1.0
+    while time.monotonic() < deadline:
         done, status = os.waitpid(pid, os.WNOHANG)
         if done:
             return status
-        time.sleep(0.005)
+        time.sleep(pause)
+        pause = min(pause * 2, 0.02)
     kill()
     return os.waitpid(pid, 0)[1]
 
