@@ -18,7 +18,7 @@ image-only pages and text that looks garbled (a broken font mapping).
 from __future__ import annotations
 
 import io
-from typing import Any, cast
+from typing import Any
 
 from ..config import Limits
 from ..document import KINDS, Document, Kind, Page
@@ -77,8 +77,7 @@ def read_pdf(
         raise _child_error(failed, locator) from None
     if kind not in KINDS:
         raise ValueError(f"unknown source kind {kind!r}")
-    return _document(frames, raw=raw, locator=locator, meta=meta, name=name,
-                     kind=cast(Kind, kind))
+    return _document(frames, raw=raw, locator=locator, meta=meta, name=name, kind=kind)
 
 
 def _child_error(failed: ChildFailed, locator: str) -> RetrievalFailed:

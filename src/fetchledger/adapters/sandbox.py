@@ -35,10 +35,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-try:
-    import resource
-except ImportError:  # pragma: no cover - Windows
-    resource = None  # type: ignore[assignment]
+
+def _import_resource() -> Any:
+    try:
+        import resource
+    except ImportError:  # not POSIX
+        return None
+    return resource
+
+
+_RESOURCE = _import_resource()  # imported before any fork, so children find it loaded
 
 __all__ = ["ChildFailed", "ChildLimits", "Emit", "fork_is_safe", "run_in_child"]
 
@@ -103,6 +109,7 @@ def run_in_child(
 
 def _limit_self(limits: ChildLimits) -> None:
     """Cap this process's address space and CPU time, and turn off core dumps."""
+    resource = _RESOURCE
     if resource is None:  # not POSIX: only the parent's wall-clock deadline applies
         return
     cpu = int(limits.timeout) + 2  # a backstop; the wall clock normally fires first
