@@ -371,3 +371,15 @@ def test_cli_piped_text_over_the_cap_is_too_large(tmp_path: Path, monkeypatch) -
     done = subprocess.run([PY, "-c", code], input=b"x" * 1000, capture_output=True,
                           check=True, env={**os.environ})
     assert done.stdout.decode().strip() == "TooLarge too_large"
+
+
+def test_piped_read_from_a_terminal_is_bad_input(ledger: Ledger, ledger_path: Path) -> None:
+    leader, follower = os.openpty()
+    try:
+        with open(follower, "rb", closefd=False) as terminal, \
+                pytest.raises(InvalidArgument, match="stdin is a terminal"):
+            ledger.read_piped(terminal, label="git status")
+    finally:
+        os.close(leader)
+        os.close(follower)
+    assert table_counts(ledger_path)["attempt"] == 0

@@ -150,6 +150,9 @@ class CommandAdapter:
     ) -> Document:
         """Text an agent already holds (``read - --label LABEL``), as a command source."""
         where = self.locate_piped(label, cwd=cwd)
+        if not isinstance(data, bytes) and data.isatty():
+            raise InvalidArgument("nothing is piped in: stdin is a terminal",
+                                  hint='e.g. git log -5 | fetchledger read - --label "git log -5"')
         cap = self.limits.max_command_output
         raw = data if isinstance(data, bytes) else data.read(cap + 1)
         if len(raw) > cap:

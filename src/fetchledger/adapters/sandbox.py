@@ -33,6 +33,7 @@ import time
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal
 
 
@@ -274,10 +275,14 @@ def _run_spawned(
         "limits": {"timeout": limits.timeout, "memory": limits.memory,
                    "max_output": limits.max_output},
     }).encode() + b"\n"
+    # The child imports fetchledger from wherever this process did (a source tree
+    # on sys.path works as well as an installed package).
+    package_root = str(Path(__file__).resolve().parents[2])
+    pythonpath = os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")]))
     process = subprocess.Popen(
         [sys.executable, "-m", "fetchledger.adapters.sandbox"],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-        start_new_session=True,
+        start_new_session=True, env={**os.environ, "PYTHONPATH": pythonpath},
     )
     assert process.stdin is not None and process.stdout is not None
 
