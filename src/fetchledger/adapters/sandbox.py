@@ -113,15 +113,20 @@ def _limit_self(limits: ChildLimits) -> None:
     resource = _RESOURCE
     if resource is None:  # not POSIX: only the parent's wall-clock deadline applies
         return
-    cpu = int(limits.timeout) + 2  # a backstop; the wall clock normally fires first
-    for name, value in (("RLIMIT_CPU", cpu), ("RLIMIT_CORE", 0)):
-        with contextlib.suppress(ValueError, OSError, AttributeError):
-            resource.setrlimit(getattr(resource, name), (value, value))
+    _lower(resource, "RLIMIT_CPU", int(limits.timeout) + 2)  # a backstop to the wall clock
+    _lower(resource, "RLIMIT_CORE", 0)
     in_use = _address_space_in_use()
     if in_use is not None:
-        with contextlib.suppress(ValueError, OSError):
-            cap = in_use + limits.memory
-            resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+        _lower(resource, "RLIMIT_AS", in_use + limits.memory)
+
+
+def _lower(resource: Any, name: str, value: int) -> None:
+    """Lower a soft limit to ``value`` (never above a hard limit already in place)."""
+    with contextlib.suppress(ValueError, OSError, AttributeError):
+        which = getattr(resource, name)
+        _, hard = resource.getrlimit(which)
+        soft = value if hard == resource.RLIM_INFINITY else min(value, hard)
+        resource.setrlimit(which, (soft, hard))
 
 
 def _address_space_in_use() -> int | None:
@@ -244,6 +249,9 @@ def _run_forked(
 
     try:
         frames = _read_frames(read_fd, deadline, limits, kill)
+    except BaseException:  # a limit, or Ctrl-C in this process: the child goes too
+        kill()
+        raise
     finally:
         os.close(read_fd)
         status = _reap(pid, kill)
@@ -298,6 +306,9 @@ def _run_spawned(
     feeder.start()
     try:
         frames = _read_frames(process.stdout.fileno(), deadline, limits, process.kill)
+    except BaseException:
+        process.kill()
+        raise
     finally:
         if process.poll() is None:
             try:
