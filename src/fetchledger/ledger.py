@@ -18,8 +18,9 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import TypeVar
+from typing import IO, TypeVar
 
+from .adapters.command import CommandAdapter
 from .adapters.files import FileAdapter, PageRange, parse_page_range
 from .config import Limits, allow_private_from_env, resolve_ledger_path
 from .document import Document, Page
@@ -71,6 +72,7 @@ class Ledger:
         self.allow_hosts = tuple(allow_hosts)
         self._store = SQLiteStore(self.path, busy_timeout=self.limits.ledger_busy_timeout)
         self._files = FileAdapter(self.limits)
+        self._commands = CommandAdapter(self.limits)
 
     def close(self) -> None:
         self._store.close()
@@ -143,23 +145,93 @@ class Ledger:
             query=query, k=k, page_range=page_range)
 
     def read_many(
-        self, paths: Iterable[str | os.PathLike[str]], **options: object
+        self,
+        paths: Iterable[str | os.PathLike[str]],
+        *,
+        stdin: IO[bytes] | None = None,
+        label: str | None = None,
+        **options: object,
     ) -> list[Outcome]:
-        """``read`` each path in turn; a failure stands in the list in its place."""
-        return self.collect(paths, lambda p: self.read(p, **options))  # type: ignore[arg-type]
+        """``read`` each path in turn; a failure stands in the list in its place.
 
-    def collect(self, inputs: Iterable[T], one: Callable[[T], Retrieval]) -> list[Outcome]:
+        The path ``-`` reads ``stdin`` as piped text named ``label``
+        (:meth:`read_piped`).
+        """
+        paths = list(paths)
+        if sum(1 for p in paths if str(p) == "-") > 1:
+            raise InvalidArgument("stdin (`-`) can be read only once")
+        if label is not None and "-" not in (str(p) for p in paths):
+            raise InvalidArgument("--label names piped text; pass `-` to read it from stdin")
+
+        def one(path: str | os.PathLike[str]) -> Retrieval:
+            if str(path) != "-":
+                return self.read(path, **options)  # type: ignore[arg-type]
+            if stdin is None or label is None:
+                raise InvalidArgument("piped text needs --label NAME saying what produced it",
+                                      hint='e.g. git log -5 | fetchledger read - --label '
+                                           '"git log -5"')
+            query = options.get("query")
+            k = options.get("k", 3)
+            return self.read_piped(stdin, label=label, query=query if isinstance(query, str)
+                                   else None, k=k if isinstance(k, int) else 3)
+
+        return self.collect(paths, one)
+
+    def run(
+        self,
+        argv: Sequence[str],
+        *,
+        timeout: float | None = None,
+        cwd: str | os.PathLike[str] | None = None,
+        shell: bool = False,
+        stderr: bool = False,
+        require_success: bool = False,
+        query: str | None = None,
+        k: int = 3,
+    ) -> Retrieval:
+        """Run a command (no shell unless ``shell``) and register its output.
+
+        Identity: argv (secrets redacted) and working directory. A non-zero
+        exit registers the output with its status, unless ``require_success``.
+        """
+        where = self._commands.locate(argv, cwd=cwd, shell=shell)
+        return self._retrieve(
+            "command", where.locator,
+            lambda: self._commands.run(argv, cwd=cwd, shell=shell, timeout=timeout,
+                                       stderr=stderr, require_success=require_success),
+            query=query, k=k)
+
+    def read_piped(
+        self,
+        data: bytes | IO[bytes],
+        *,
+        label: str,
+        cwd: str | os.PathLike[str] | None = None,
+        query: str | None = None,
+        k: int = 3,
+    ) -> Retrieval:
+        """Register text an agent already holds (``read - --label LABEL``) as a
+        command source. Identity: the label and the working directory."""
+        where = self._commands.locate_piped(label, cwd=cwd)
+        return self._retrieve(
+            "command", where.locator,
+            lambda: self._commands.piped(data, label=label, cwd=cwd), query=query, k=k)
+
+    def collect(
+        self, inputs: Iterable[T], one: Callable[[T], Retrieval],
+        describe: Callable[[T], str] = str,
+    ) -> list[Outcome]:
         """Run ``one`` on every input; good inputs register even when others fail.
 
-        Bad input and failed retrievals become :class:`Failure` entries; a
-        ledger error (exit 4) stops everything and is raised.
+        Bad input and failed retrievals become :class:`Failure` entries named
+        ``describe(input)``; a ledger error (exit 4) stops everything and is raised.
         """
         outcomes: list[Outcome] = []
         for item in inputs:
             try:
                 outcomes.append(one(item))
             except (BadInput, RetrievalFailed) as error:
-                outcomes.append(Failure.from_error(str(item), error))
+                outcomes.append(Failure.from_error(describe(item), error))
         return outcomes
 
     # --- reading the ledger ---------------------------------------------------------

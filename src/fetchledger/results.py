@@ -64,7 +64,9 @@ class Source:
         """``[3] Boiling point — en.wikipedia.org`` (never a full URL)."""
         title = one_line(self.title or "")
         label = self.label
-        if self.kind == "command" and "exit_code" in self.meta:
+        if self.kind == "command" and self.meta.get("signal"):
+            label = f"{label} (killed by {self.meta['signal']})"
+        elif self.kind == "command" and "exit_code" in self.meta:
             label = f"{label} (exit {self.meta['exit_code']})"
         if not title or title == label:
             return f"[{self.id}] {label}"

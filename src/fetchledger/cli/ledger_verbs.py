@@ -26,14 +26,21 @@ from ._base import (
 @k_option(3)
 @click.option("--pages", metavar="A-B", help="Quote only from these pages of a PDF (N, A-B, A-).")
 @click.option("--password", metavar="P", help="Password of an encrypted PDF.")
+@click.option("--label", metavar="NAME",
+              help="For `-`: what produced the piped text (e.g. the command line).")
 @global_options()
 @click.pass_context
 def read(ctx: click.Context, paths: tuple[str, ...], query: str | None, k: int,
-         pages: str | None, password: str | None) -> None:
-    """Read local PDF, HTML, Markdown or text files and register each."""
+         pages: str | None, password: str | None, label: str | None) -> None:
+    """Read local PDF, HTML, Markdown or text files and register each.
+
+    `-` reads text piped on stdin (output you already hold) as a source named
+    by --label.
+    """
     ledger = open_ledger(ctx)
+    stdin = sys.stdin.buffer if "-" in paths else None
     emit_outcomes(ctx, ledger.read_many(paths, query=query, k=k, pages=pages,
-                                         password=password))
+                                         password=password, stdin=stdin, label=label))
 
 
 @cli.command()

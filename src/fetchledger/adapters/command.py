@@ -1,0 +1,373 @@
+"""Command output as a source: run a command (no shell unless asked), or take
+text piped in, and hand back its output as a Document of kind ``command``.
+
+- The command runs in a new session (its own process group) with stdin
+  closed. Stdout is captured up to ``Limits.max_command_output`` bytes;
+  stderr too with ``stderr=True`` (merged as ``2>&1`` would, in order).
+  Past the cap, or past the timeout, the whole process group is killed and
+  the attempt fails (``too_large``, ``timeout``). Background processes that
+  still hold the output open half a second after the command exits are
+  killed too (the output is complete by then).
+- A command that cannot start is ``command_failed``; so is exit status 126
+  or 127 with no output (how shells report "not executable"/"not found").
+  Any other exit status is recorded (``meta["exit_code"]``) and shown; it
+  fails the retrieval only with ``require_success``.
+- Output bytes are UTF-8 when they decode as UTF-8; mostly-UTF-8 output has
+  its stray bytes replaced (U+FFFD); other 8-bit output is decoded in the
+  encoding detected for it. Both cases add a warning. Output with NUL bytes
+  is binary (``unsupported_type``).
+- Stored text: one line per output line, ANSI escape sequences removed, a
+  carriage-return overwrite (progress bars) kept as its final state,
+  backspace overstrikes resolved, blank lines dropped, lines trimmed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import selectors
+import signal
+import subprocess
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import IO, Any
+
+from .._version import __version__
+from ..config import Limits
+from ..document import Document
+from ..errors import (
+    CommandFailed,
+    EmptyContent,
+    InvalidArgument,
+    RetrievalTimeout,
+    TooLarge,
+    UnsupportedType,
+)
+from ..locators import REDACTED, CommandLocator, command_locator, piped_locator, secret_values
+from ..textutil import clean_lines, looks_binary, one_line
+
+__all__ = ["CommandAdapter", "CommandOutput", "decode_output", "output_text"]
+
+LINGER_GRACE = 0.5  # seconds background holders of the output may outlive the command
+_STDERR_TAIL = 8192
+_ANSI = re.compile(
+    r"""\x1b\[[0-?]*[ -/]*[@-~]          # CSI: colours, cursor moves
+      | \x1b\][^\x07\x1b]*(?:\x07|\x1b\\)  # OSC: titles, hyperlinks
+      | \x1b[P^_X][^\x1b]*\x1b\\         # DCS, PM, APC, SOS strings
+      | \x1b[@-Z\\-_]                    # two-character escapes
+      | \x9b[0-?]*[ -/]*[@-~]            # 8-bit CSI
+    """,
+    re.VERBOSE,
+)
+_OVERSTRIKE = re.compile(r"[^\x08]\x08")
+
+
+@dataclass(frozen=True)
+class CommandOutput:
+    """What one run produced: output bytes, exit status, time taken."""
+
+    output: bytes
+    exit_code: int
+    duration: float
+    stderr_tail: bytes  # the end of stderr when it was not captured as output
+    lingered: bool  # background processes held the output open and were killed
+
+
+class CommandAdapter:
+    """Runs commands and takes piped text into Documents of kind ``command``."""
+
+    kind = "command"
+
+    def __init__(self, limits: Limits | None = None) -> None:
+        self.limits = limits or Limits()
+
+    def locate(
+        self, argv: Sequence[str], *, cwd: str | os.PathLike[str] | None = None,
+        shell: bool = False,
+    ) -> CommandLocator:
+        """The command's identity; raises BadInput for an empty command or a bad cwd."""
+        return command_locator(argv, cwd, shell=shell)
+
+    def run(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: str | os.PathLike[str] | None = None,
+        shell: bool = False,
+        timeout: float | None = None,
+        stderr: bool = False,
+        require_success: bool = False,
+    ) -> Document:
+        where = self.locate(argv, cwd=cwd, shell=shell)
+        limit = self.limits.command_timeout if timeout is None else timeout
+        if not limit > 0:
+            raise InvalidArgument(f"the timeout must be a positive number of seconds, not {limit}")
+        ran = execute(argv, cwd=where.cwd, shell=shell, timeout=limit, merge_stderr=stderr,
+                      max_output=self.limits.max_command_output, name=where.argv[0])
+        secrets = secret_values(argv, shell=shell)
+        if secrets:  # a verbose command may echo its own secrets: they are never stored
+            ran = _scrubbed(ran, secrets)
+        status = _status_phrase(ran.exit_code)
+        errors = one_line(ran.stderr_tail.decode("utf-8", "replace"))[-300:]
+        said = f'; stderr: "{errors}"' if errors else ""
+        if ran.exit_code in (126, 127) and not ran.output.strip():
+            raise CommandFailed(f"the command could not be run ({status}){said}",
+                                locator=where.locator)
+        if require_success and ran.exit_code != 0:
+            raise CommandFailed(f"the command {status} (success was required){said}",
+                                locator=where.locator)
+        if not ran.output.strip():
+            hint = None if stderr else "--stderr registers what it wrote to stderr"
+            raise EmptyContent(f"the command printed nothing ({status}){said}",
+                               locator=where.locator, hint=hint)
+        text, warnings = _text_or_fail(ran.output, where.locator)
+        if ran.exit_code != 0:
+            warnings.insert(0, f"the command {status}{said}")
+        if ran.lingered:
+            warnings.append("background processes it left holding its output were stopped")
+        meta: dict[str, Any] = {
+            "argv": list(where.argv), "cwd": where.cwd, "exit_code": ran.exit_code,
+            "duration": round(ran.duration, 3), "command_line": where.command_line,
+            "shell": shell, "stderr": stderr, "output_bytes": len(ran.output),
+        }
+        if ran.exit_code < 0:
+            meta["signal"] = _signal_name(-ran.exit_code)
+        return Document(
+            kind="command", locator=where.locator, display=where.locator, text=text,
+            raw=ran.output, extractor="command", extractor_version=__version__, meta=meta,
+            warnings=tuple(warnings),
+        )
+
+    def locate_piped(
+        self, label: str, *, cwd: str | os.PathLike[str] | None = None
+    ) -> CommandLocator:
+        return piped_locator(label, cwd)
+
+    def piped(
+        self, data: bytes | IO[bytes], *, label: str, cwd: str | os.PathLike[str] | None = None,
+    ) -> Document:
+        """Text an agent already holds (``read - --label LABEL``), as a command source."""
+        where = self.locate_piped(label, cwd=cwd)
+        if not isinstance(data, bytes) and data.isatty():
+            raise InvalidArgument("nothing is piped in: stdin is a terminal",
+                                  hint='e.g. git log -5 | fetchledger read - --label "git log -5"')
+        cap = self.limits.max_command_output
+        raw = data if isinstance(data, bytes) else data.read(cap + 1)
+        if len(raw) > cap:
+            raise TooLarge(f"the piped text is over the cap of {cap:,} bytes",
+                           locator=where.locator)
+        if not raw.strip():
+            raise EmptyContent("nothing was piped in", locator=where.locator)
+        text, warnings = _text_or_fail(raw, where.locator)
+        return Document(
+            kind="command", locator=where.locator, display=where.locator, text=text, raw=raw,
+            extractor="stdin", extractor_version=__version__,
+            meta={"label": where.command_line, "cwd": where.cwd, "command_line":
+                  where.command_line, "piped": True, "output_bytes": len(raw)},
+            warnings=tuple(warnings),
+        )
+
+
+def _scrubbed(ran: CommandOutput, secrets: list[str]) -> CommandOutput:
+    def scrub_bytes(data: bytes) -> bytes:
+        for secret in secrets:
+            data = data.replace(secret.encode("utf-8", "surrogateescape"), REDACTED.encode())
+        return data
+
+    return replace(ran, output=scrub_bytes(ran.output), stderr_tail=scrub_bytes(ran.stderr_tail))
+
+
+def _text_or_fail(raw: bytes, locator: str) -> tuple[str, list[str]]:
+    decoded, warning = decode_output(raw, locator=locator)
+    text = output_text(decoded)
+    if not text:
+        raise EmptyContent("the output holds only whitespace and control codes",
+                           locator=locator)
+    return text, [warning] if warning else []
+
+
+# --- running ---------------------------------------------------------------------
+
+
+def execute(
+    argv: Sequence[str],
+    *,
+    cwd: str,
+    shell: bool,
+    timeout: float,
+    merge_stderr: bool,
+    max_output: int,
+    name: str,
+) -> CommandOutput:
+    """Run the command; kill its whole process group on timeout or past the cap."""
+    started = time.monotonic()
+    deadline = started + timeout
+    try:
+        process = subprocess.Popen(
+            " ".join(argv) if shell else list(argv), shell=shell, cwd=cwd,
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT if merge_stderr else subprocess.PIPE,
+            start_new_session=True,
+        )
+    except FileNotFoundError as exc:
+        raise CommandFailed(f"command not found: {name}",
+                            hint="check the name and PATH, or pass --shell") from exc
+    except PermissionError as exc:
+        raise CommandFailed(f"permission denied: cannot execute {name}") from exc
+    except OSError as exc:
+        raise CommandFailed(f"cannot start {name}: {exc.strerror or exc}") from exc
+    try:
+        output, stderr_tail, lingered = _collect(process, deadline, timeout, max_output)
+        remaining = max(0.0, deadline - time.monotonic())
+        try:
+            code = process.wait(timeout=remaining)
+        except subprocess.TimeoutExpired:
+            _kill_group(process)
+            raise RetrievalTimeout(
+                f"the command ran past its timeout of {timeout:g} s and was killed "
+                "(with its process group)") from None
+    finally:
+        if process.returncode is None:
+            _kill_group(process)
+            process.wait()
+        for stream in (process.stdout, process.stderr):
+            if stream is not None:
+                stream.close()
+    return CommandOutput(output, code, time.monotonic() - started, stderr_tail, lingered)
+
+
+def _collect(
+    process: subprocess.Popen[bytes], deadline: float, timeout: float, max_output: int
+) -> tuple[bytes, bytes, bool]:
+    """Read stdout (and stderr) until both close; enforce the deadline and the cap."""
+    output = bytearray()
+    errors = bytearray()
+    exited_at: float | None = None
+    lingered = False
+    with selectors.DefaultSelector() as selector:
+        for stream in (process.stdout, process.stderr):
+            if stream is not None:
+                selector.register(stream.fileno(), selectors.EVENT_READ, stream is process.stdout)
+        while selector.get_map():
+            now = time.monotonic()
+            if now >= deadline:
+                _kill_group(process)
+                raise RetrievalTimeout(
+                    f"the command ran past its timeout of {timeout:g} s and was killed "
+                    "(with its process group)")
+            if exited_at is None and process.poll() is not None:
+                exited_at = now
+            if exited_at is not None and now - exited_at >= LINGER_GRACE:
+                _kill_group(process)  # grandchildren still hold the output open
+                lingered = True
+                break
+            wait = min(deadline - now, 0.1 if exited_at is None else LINGER_GRACE)
+            for key, _ in selector.select(wait):
+                chunk = os.read(key.fd, 1 << 16)
+                if not chunk:
+                    selector.unregister(key.fd)
+                elif key.data:
+                    output += chunk
+                    if len(output) > max_output:
+                        _kill_group(process)
+                        raise TooLarge(f"the command's output passed the cap of "
+                                       f"{max_output:,} bytes (it was killed)")
+                else:
+                    errors += chunk
+                    del errors[:-_STDERR_TAIL]
+    return bytes(output), bytes(errors), lingered
+
+
+def _kill_group(process: subprocess.Popen[bytes]) -> None:
+    """SIGKILL the command's whole process group (it leads its own session)."""
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError, AttributeError):
+        with contextlib.suppress(ProcessLookupError):
+            process.kill()
+
+
+def _status_phrase(code: int) -> str:
+    if code < 0:
+        return f"was killed by {_signal_name(-code)}"
+    return "exited with status 0" if code == 0 else f"exited with status {code}"
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
+# --- decoding ------------------------------------------------------------------------
+
+
+def decode_output(raw: bytes, *, locator: str = "") -> tuple[str, str | None]:
+    """Decode command output: ``(text, warning or None)``; UnsupportedType for binary."""
+    if raw.startswith((b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")):
+        from ..textutil import decode_bytes
+
+        return decode_bytes(raw, locator=locator), None
+    if looks_binary(raw):
+        raise UnsupportedType("the output is binary data, not text", locator=locator)
+    try:
+        return raw.decode("utf-8"), None
+    except UnicodeDecodeError:
+        pass
+    replaced = raw.decode("utf-8", "replace")
+    bad = replaced.count("\ufffd")
+    good = sum(1 for ch in replaced if ord(ch) > 0x7F and ch != "\ufffd")
+    if good >= bad:
+        return replaced, (f"the output is not valid UTF-8: {bad} undecodable "
+                          f"byte{'s' if bad != 1 else ''} became U+FFFD")
+    encoding = _legacy_encoding(raw)
+    try:
+        text = raw.decode(encoding)
+    except (LookupError, UnicodeDecodeError):
+        encoding, text = "cp1252", raw.decode("cp1252", "replace")
+    return text, f"the output is not UTF-8; it was decoded as {encoding}"
+
+
+_WESTERN = frozenset({"cp1252", "latin_1", "iso8859_1", "iso8859_15"})
+
+
+def _legacy_encoding(raw: bytes) -> str:
+    """The 8-bit encoding of non-UTF-8 output: the locale's when it is not UTF-8
+    (the command wrote for this terminal), else the detected one, with Windows-1252
+    preferred among equally good guesses (detectors often pick cp1250 for French)."""
+    import codecs
+    import locale
+
+    preferred = locale.getpreferredencoding(False)
+    with contextlib.suppress(LookupError):
+        if codecs.lookup(preferred).name != "utf-8":
+            with contextlib.suppress(UnicodeDecodeError):
+                raw.decode(preferred)
+                return preferred
+    from charset_normalizer import from_bytes
+
+    matches = from_bytes(raw)
+    best = matches.best()
+    if best is None:
+        return "cp1252"
+    ties = [m for m in matches if m.chaos <= best.chaos]
+    if any(m.encoding in _WESTERN for m in ties):
+        return "cp1252"
+    return str(best.encoding)
+
+
+def output_text(decoded: str) -> str:
+    """Stored text of command output: one line per output line, terminal codes gone."""
+    text = _ANSI.sub("", decoded).replace("\r\n", "\n")
+    lines = []
+    for line in text.split("\n"):
+        if "\r" in line:  # a terminal shows what the last carriage return left
+            line = next((part for part in reversed(line.split("\r")) if part.strip()), "")
+        while "\x08" in line:  # overstrike: "b\bb" is a bold b, "_\bx" an underlined x
+            struck = _OVERSTRIKE.sub("", line)
+            line = struck if struck != line else line.replace("\x08", "")
+        lines.append(line)
+    return clean_lines("\n".join(lines))
