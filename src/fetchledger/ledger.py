@@ -148,9 +148,12 @@ class Ledger:
         self,
         paths: Iterable[str | os.PathLike[str]],
         *,
+        query: str | None = None,
+        k: int = 3,
+        pages: str | PageRange | None = None,
+        password: str | None = None,
         stdin: IO[bytes] | None = None,
         label: str | None = None,
-        **options: object,
     ) -> list[Outcome]:
         """``read`` each path in turn; a failure stands in the list in its place.
 
@@ -165,15 +168,12 @@ class Ledger:
 
         def one(path: str | os.PathLike[str]) -> Retrieval:
             if str(path) != "-":
-                return self.read(path, **options)  # type: ignore[arg-type]
+                return self.read(path, query=query, k=k, pages=pages, password=password)
             if stdin is None or label is None:
                 raise InvalidArgument("piped text needs --label NAME saying what produced it",
                                       hint='e.g. git log -5 | fetchledger read - --label '
                                            '"git log -5"')
-            query = options.get("query")
-            k = options.get("k", 3)
-            return self.read_piped(stdin, label=label, query=query if isinstance(query, str)
-                                   else None, k=k if isinstance(k, int) else 3)
+            return self.read_piped(stdin, label=label, query=query, k=k)
 
         return self.collect(paths, one)
 
