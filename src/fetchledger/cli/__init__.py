@@ -8,7 +8,7 @@ Verbs live in one module per area and register on the shared group.
 
 from __future__ import annotations
 
-from . import ledger_verbs  # noqa: F401  (registers the verbs)
+from . import ledger_verbs, web_verbs  # noqa: F401  (registers the verbs)
 from ._base import cli, main
 
 __all__ = ["cli", "main"]
