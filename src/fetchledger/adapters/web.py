@@ -143,7 +143,7 @@ def response_meta(response: HTTPResponse) -> dict[str, Any]:
 def document_from_response(response: HTTPResponse, identity: Identity, *, limits: Limits,
                            secrets: Sequence[str] = ()) -> Document:
     """Route a final response by content type and extract its text; the document
-    carries ``identity`` and the URLs of the redirect chain as aliases."""
+    carries ``identity`` and, for a web page, the URLs of its redirect chain as aliases."""
     body = response.content
     shown = response.display_url
     if not body.strip():
@@ -162,8 +162,10 @@ def document_from_response(response: HTTPResponse, identity: Identity, *, limits
         document = _html_document(body, response, shown, identity, meta)
     else:
         document = _text_document(kind, body, response, identity, meta)
+    # A GET's redirect chain names the same page; a POST's final URL does not.
     aliases = tuple(dict.fromkeys(
-        normalize_url(u) for u in (*response.redirects, shown) if _is_http(u)))
+        normalize_url(u) for u in (*response.redirects, shown) if _is_http(u))
+    ) if identity.kind == "web" else ()
     document = replace(document, kind=identity.kind, locator=identity.locator,
                        display=identity.display, aliases=aliases)
     return scrub_secrets(document, secrets)

@@ -57,7 +57,7 @@ def test_output_comes_in_bounded_chunks_even_from_one_tiny_input() -> None:
 
 
 def test_truncated_and_damaged_bodies_are_corrupt() -> None:
-    with pytest.raises(CorruptContent, match="truncated"):
+    with pytest.raises(CorruptContent, match=r"truncated"):
         decode(gzip.compress(TEXT)[:-20], "gzip")
     with pytest.raises(CorruptContent):
         decode(b"\x1f\x8b\x08\x00garbage-garbage-garbage", "gzip")
@@ -66,7 +66,7 @@ def test_truncated_and_damaged_bodies_are_corrupt() -> None:
 
 
 def test_unknown_coding_is_unsupported() -> None:
-    with pytest.raises(UnsupportedType, match="zstd"):
+    with pytest.raises(UnsupportedType, match=r"zstd"):
         DecodingPipeline("zstd")
 
 

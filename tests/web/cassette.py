@@ -7,13 +7,13 @@ into the exact bytes received; binary bodies (PDF) as base64. The recorded
 Content-Encoding is kept, and replay compresses the body again with it, so the
 client's decoding runs as it did live.
 
-Recording: the pages are authored (``tests/site/``) and served by the
-loopback test server (``tests/webserver.py``). The recorder requests each
+Recording: the pages are authored (``tests/web/site/``) and served by the
+loopback test server (``tests/web/webserver.py``). The recorder requests each
 planned path hop by hop and writes the exchange with the loopback origin
 replaced by the cassette's public-looking origin (``*.example``)::
 
-    .venv/bin/python tests/cassette.py            # re-record every cassette
-    .venv/bin/python tests/cassette.py article    # re-record one
+    .venv/bin/python tests/web/cassette.py            # re-record every cassette
+    .venv/bin/python tests/web/cassette.py article    # re-record one
 
 Replay: :func:`replay` registers every hop on a respx router.
 """
@@ -32,7 +32,7 @@ import brotli
 import httpx
 import yaml
 
-CASSETTES = Path(__file__).resolve().parent.parent / "cassettes"
+CASSETTES = Path(__file__).resolve().parents[2] / "cassettes"
 KEPT_HEADERS = ("content-type", "content-encoding", "location", "set-cookie", "last-modified",
                 "etag")
 
@@ -53,7 +53,8 @@ class Plan:
 PLANS = (
     Plan("article", "https://field-review.example", "/gzip",
          "An article with navigation, a cookie banner, related links and a footer (gzip)."),
-    Plan("news-redirect", "https://coastline-daily.example", "/redirect-to?status=301&url=/pages/news-br",
+    Plan("news-redirect", "https://coastline-daily.example",
+         "/redirect-to?status=301&url=/pages/news-br",
          "A news page behind a 301 redirect, brotli-compressed."),
     Plan("accents-cp1252", "https://liege-cafes.example", "/pages/accents-cp1252",
          "A windows-1252 page declared in the Content-Type header."),
@@ -74,7 +75,8 @@ PLANS = (
     Plan("gone", "https://field-review.example", "/status/410", "A 410 page."),
     Plan("server-error", "https://field-review.example", "/status/503", "A 503 page."),
     Plan("image", "https://field-review.example", "/image", "A PNG image."),
-    Plan("redirect-loop", "https://loop.example", "/loop/a", "Two pages redirecting to each other."),
+    Plan("redirect-loop", "https://loop.example", "/loop/a",
+         "Two pages redirecting to each other."),
     Plan("cookie-wall", "https://coastline-daily.example", "/set-cookie",
          "A consent redirect that sets a cookie the next page requires."),
     Plan("api-post", "https://api.kessel-point.example", "/echo",
@@ -136,7 +138,7 @@ def record(plan: Plan, base: str) -> dict[str, Any]:
             if response.status_code == 303 or method == "POST":
                 method, body = "GET", None
     return {"name": plan.name, "description": plan.description,
-            "recorded_from": "tests/webserver.py on loopback, origin rewritten",
+            "recorded_from": "tests/web/webserver.py on loopback, origin rewritten",
             "url": plan.origin + plan.path, "interactions": interactions}
 
 

@@ -13,13 +13,14 @@ from typing import Any
 
 import httpcore
 import pytest
-from webserver import LoopbackServer
-from webtools import StubDNS, dns, loopback_only, web, web_server  # noqa: F401
 
 from fetchledger import Ledger
 from fetchledger.addresses import AddressPolicy
 from fetchledger.errors import BlockedAddress, DNSError, HTTPStatusError
 from fetchledger.net import AsyncHTTPClient, GuardedBackend, HTTPClient, HTTPRequest
+
+from .conftest import StubDNS
+from .webserver import LoopbackServer
 
 SPELLINGS = ["127.0.0.1", "127.1", "0x7f.1", "0x7F000001", "2130706433", "0177.0.0.1",
              "127.0.0.1.", "[::ffff:127.0.0.1]", "localhost", "LOCALHOST"]
@@ -168,7 +169,7 @@ def test_every_redirect_hop_is_judged(web: LoopbackServer, dns: StubDNS) -> None
 def test_redirects_to_other_schemes_are_blocked(web: LoopbackServer) -> None:
     with HTTPClient(allow_private=True) as client:
         for target in ("file:///etc/passwd", "ftp://files.example/x", "gopher://x/"):
-            with pytest.raises(BlockedAddress, match="only http and https"):
+            with pytest.raises(BlockedAddress, match=r"only http and https"):
                 client.get(web.url(f"/redirect-to?url={target}"))
 
 
@@ -178,18 +179,18 @@ def test_unfollowed_redirect_to_a_refused_address_is_blocked(web: LoopbackServer
     at a refused address (blocked_address) — judged without connecting."""
     dns["intranet.test"] = ["10.0.0.5"]
     with HTTPClient(allow_hosts=["127.0.0.1"]) as client:
-        with pytest.raises(BlockedAddress, match="private"):
+        with pytest.raises(BlockedAddress, match=r"private"):
             client.send(HTTPRequest(web.url("/redirect-to?url=http://intranet.test/x"),
                                     follow_redirects=False))
         dns["public.test"] = ["93.184.216.34"]
-        with pytest.raises(HTTPStatusError, match="redirects to http://public.test/x") as err:
+        with pytest.raises(HTTPStatusError, match=r"redirects to http://public.test/x") as err:
             client.send(HTTPRequest(web.url("/redirect-to?url=http://public.test/x"),
                                     follow_redirects=False))
         assert err.value.http_status == 302
 
 
 def test_dns_failure_is_a_dns_error(dns: StubDNS) -> None:
-    with HTTPClient() as client, pytest.raises(DNSError, match="no-such-host.test"):
+    with HTTPClient() as client, pytest.raises(DNSError, match=r"no-such-host.test"):
         client.get("https://no-such-host.test/")
 
 

@@ -9,8 +9,6 @@ import tracemalloc
 from collections.abc import Iterator
 
 import pytest
-from webserver import LoopbackServer, site_page
-from webtools import dns, loopback_only, web, web_server  # noqa: F401
 
 from fetchledger.config import Limits
 from fetchledger.errors import (
@@ -22,6 +20,8 @@ from fetchledger.errors import (
     UnsupportedType,
 )
 from fetchledger.net import USER_AGENT, AsyncHTTPClient, HTTPClient, HTTPRequest
+
+from .webserver import LoopbackServer, site_page
 
 ARTICLE = site_page("article.html").encode()
 
@@ -46,7 +46,7 @@ def test_content_codings_are_decoded(web: LoopbackServer, client: HTTPClient, pa
 
 
 def test_unknown_coding_is_unsupported(web: LoopbackServer, client: HTTPClient) -> None:
-    with pytest.raises(UnsupportedType, match="zstd"):
+    with pytest.raises(UnsupportedType, match=r"zstd"):
         client.get(web.url("/zstd"))
 
 
@@ -71,7 +71,7 @@ def test_redirect_chain_is_followed_and_recorded(web: LoopbackServer,
 
 def test_redirect_limit(web: LoopbackServer) -> None:
     with limited(max_redirects=2) as client:
-        with pytest.raises(HTTPStatusError, match="more than 2 redirects"):
+        with pytest.raises(HTTPStatusError, match=r"more than 2 redirects"):
             client.get(web.url("/redirect/3"))
         assert client.get(web.url("/redirect/2")).status == 200
 
@@ -79,7 +79,7 @@ def test_redirect_limit(web: LoopbackServer) -> None:
 def test_redirect_loop_is_an_http_error_naming_the_loop(web: LoopbackServer,
                                                         client: HTTPClient) -> None:
     hits = len(web.hits)
-    with pytest.raises(HTTPStatusError, match="loop") as caught:
+    with pytest.raises(HTTPStatusError, match=r"loop") as caught:
         client.get(web.url("/loop/a"))
     assert caught.value.status == "http_error"
     assert len(web.hits) - hits == 11  # the request and ten redirects, then it stops
@@ -108,7 +108,7 @@ def test_cookies_set_during_redirects_are_carried(web: LoopbackServer,
     response = client.get(web.url("/set-cookie"))
     assert b"lighthouse" in response.content
     # and forgotten afterwards: the next request starts without them
-    with pytest.raises(HTTPStatusError, match="redirects"):
+    with pytest.raises(HTTPStatusError, match=r"redirects"):
         client.send(HTTPRequest(web.url("/needs-cookie"), follow_redirects=False))
 
 
@@ -169,7 +169,7 @@ def test_head_has_no_body(web: LoopbackServer, client: HTTPClient) -> None:
 def test_one_deadline_for_a_stalled_body(web: LoopbackServer) -> None:
     started = time.monotonic()
     with limited(total_timeout=0.6) as client, pytest.raises(RetrievalTimeout,
-                                                              match="0.6 s"):
+                                                              match=r"0.6 s"):
         client.get(web.url("/stall"))
     assert time.monotonic() - started < 2.0
 
@@ -198,13 +198,13 @@ def test_the_deadline_spans_redirects(web: LoopbackServer) -> None:
 
 def test_per_request_timeout_overrides_the_limit(web: LoopbackServer,
                                                  client: HTTPClient) -> None:
-    with pytest.raises(RetrievalTimeout, match="0.3 s"):
+    with pytest.raises(RetrievalTimeout, match=r"0.3 s"):
         client.send(HTTPRequest(web.url("/stall"), total_timeout=0.3))
 
 
 def test_body_cap_as_received(web: LoopbackServer) -> None:
     with limited(max_body_bytes=1_000_000) as client:
-        with pytest.raises(TooLarge, match="1,000,000 bytes as received"):
+        with pytest.raises(TooLarge, match=r"1,000,000 bytes as received"):
             client.get(web.url("/huge?bytes=3000000"))
         assert len(client.get(web.url("/huge?bytes=200000")).content) >= 200_000
 
@@ -212,7 +212,7 @@ def test_body_cap_as_received(web: LoopbackServer) -> None:
 def test_announced_length_over_the_cap_stops_before_reading(web: LoopbackServer,
                                                              client: HTTPClient) -> None:
     started = time.monotonic()
-    with pytest.raises(TooLarge, match="announces 10,000,000,000 bytes"):
+    with pytest.raises(TooLarge, match=r"announces 10,000,000,000 bytes"):
         client.get(web.url("/announce-huge"))
     assert time.monotonic() - started < 1.0
 
@@ -220,13 +220,13 @@ def test_announced_length_over_the_cap_stops_before_reading(web: LoopbackServer,
 @pytest.mark.parametrize("kind", ["gzip", "gzip-gzip", "deflate", "br"])
 def test_decompression_bombs_stop_at_the_cap_with_memory_bounded(web: LoopbackServer,
                                                                  kind: str) -> None:
-    from webserver import bomb
+    from .webserver import bomb
 
     bomb(kind)  # built before measuring
     with limited(max_decoded_bytes=4_000_000) as client:
         tracemalloc.start()
         try:
-            with pytest.raises(TooLarge, match="decodes to over 4,000,000 bytes"):
+            with pytest.raises(TooLarge, match=r"decodes to over 4,000,000 bytes"):
                 client.get(web.url(f"/bomb/{kind}"))
             peak = tracemalloc.get_traced_memory()[1]
         finally:
@@ -237,7 +237,7 @@ def test_decompression_bombs_stop_at_the_cap_with_memory_bounded(web: LoopbackSe
 def test_default_caps_hold_a_bomb_too(web: LoopbackServer, client: HTTPClient) -> None:
     tracemalloc.start()
     try:
-        with pytest.raises(TooLarge, match="50,000,000"):
+        with pytest.raises(TooLarge, match=r"50,000,000"):
             client.get(web.url("/bomb/gzip-gzip"))
         peak = tracemalloc.get_traced_memory()[1]
     finally:
@@ -246,7 +246,7 @@ def test_default_caps_hold_a_bomb_too(web: LoopbackServer, client: HTTPClient) -
 
 
 def test_a_damaged_compressed_body_is_corrupt(web: LoopbackServer, client: HTTPClient) -> None:
-    from webserver import Reply
+    from .webserver import Reply
 
     web.replies["mutable"] = Reply(200, {"Content-Type": "text/html",
                                          "Content-Encoding": "gzip"}, b"\x1f\x8b\x08garbage")
@@ -255,9 +255,9 @@ def test_a_damaged_compressed_body_is_corrupt(web: LoopbackServer, client: HTTPC
 
 
 def test_connection_failures(web: LoopbackServer, client: HTTPClient) -> None:
-    with pytest.raises(NetworkError, match="reset|broke off|failed"):
+    with pytest.raises(NetworkError, match=r"reset|broke off|failed"):
         client.get(web.url("/reset"))
-    with pytest.raises(NetworkError, match="cannot connect to 127.0.0.1:9"):
+    with pytest.raises(NetworkError, match=r"cannot connect to 127.0.0.1:9"):
         client.get("http://127.0.0.1:9/")
 
 
@@ -276,9 +276,9 @@ def test_the_async_client_behaves_the_same(web: LoopbackServer) -> None:
                 await client.get(web.url("/slow?delay=0.05"))
             with pytest.raises(TooLarge):
                 await client.get(web.url("/bomb/gzip-gzip"))
-            with pytest.raises(HTTPStatusError, match="loop"):
+            with pytest.raises(HTTPStatusError, match=r"loop"):
                 await client.get(web.url("/loop/a"))
-            with pytest.raises(HTTPStatusError, match="not followed"):
+            with pytest.raises(HTTPStatusError, match=r"not followed"):
                 await client.send(HTTPRequest(web.url("/redirect/1"), follow_redirects=False))
             with pytest.raises(NetworkError):
                 await client.get("http://127.0.0.1:9/")

@@ -1,6 +1,6 @@
-"""Fixtures for the web tests (import them into a test module to use them).
+"""Fixtures of the web tests (tests/web/).
 
-- ``loopback_only`` (autouse where imported): any socket connect to an
+- ``loopback_only`` (autouse): any socket connect to an
   address outside 127.0.0.0/8 or ::1 fails the test before a packet leaves.
 - ``web``: the loopback test server (one per test module), replies reset per test.
 - ``dns``: a stub resolver, ``dns["intranet.test"] = ["10.0.0.5"]``; unknown
@@ -15,7 +15,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from webserver import LoopbackServer
+
+from .webserver import LoopbackServer
 
 
 def _is_loopback(address: Any) -> bool:

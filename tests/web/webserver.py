@@ -3,11 +3,11 @@
 ``LoopbackServer`` is a threaded ``http.server`` (backlog raised, daemon
 threads) that records every request it receives, so tests can assert that a
 refused request never reached it. Routes cover what a web fetcher meets:
-articles with navigation and cookie banners (``tests/site/``), redirects and
+articles with navigation and cookie banners (``tests/web/site/``), redirects and
 loops, gzip/deflate/brotli, chunked bodies, slow and stalled responses,
 wrong charsets, huge bodies and decompression bombs.
 
-Run it by hand with ``python tests/webserver.py`` (prints its address).
+Run it by hand with ``python tests/web/webserver.py`` (prints its address).
 """
 
 from __future__ import annotations
@@ -181,7 +181,7 @@ def _page(name: str, content_type: str = "text/html; charset=utf-8",
 def _compressed(coding: str, page: str = "article.html") -> Route:
     def route(handler: Handler, _: dict[str, list[str]]) -> None:
         raw = site_page(page).encode()
-        body = {"gzip": lambda b: gzip.compress(b), "deflate": zlib.compress,
+        body = {"gzip": gzip.compress, "deflate": zlib.compress,
                 "raw-deflate": lambda b: zlib.compress(b)[2:-4],
                 "br": brotli.compress, "gzip-br": lambda b: brotli.compress(gzip.compress(b)),
                 }[coding](raw)

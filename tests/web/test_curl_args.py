@@ -69,7 +69,7 @@ def test_data_from_files_as_curl_reads_them(tmp_path: Path) -> None:
         b"line one\r\nline two\n"
     assert parse_curl_args(["-d", "@-", "h.example"], read_stdin=lambda: b"from stdin\n"
                            ).body == b"from stdin"
-    with pytest.raises(BadInput, match="no such file"):
+    with pytest.raises(BadInput, match=r"no such file"):
         parse_curl_args(["-d", f"@{tmp_path / 'missing'}", "h.example"])
 
 
@@ -131,5 +131,5 @@ def test_fetchledger_options_are_taken_out_wherever_they_stand() -> None:
     assert rest == ["-H", "--ledger", "https://h.example/", "--json", "{}"]
     assert own.ledger == "/tmp/l.db" and own.allow_private
     assert own.allow_hosts == ("Intra.Example",) and own.query == "bees" and own.k == 5
-    with pytest.raises(InvalidArgument, match="snippets"):
+    with pytest.raises(InvalidArgument, match=r"snippets"):
         split_own_options(["--snippets", "0", "h.example"])
