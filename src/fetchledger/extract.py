@@ -93,7 +93,24 @@ def _parse(html: str, locator: str) -> lxml.html.HtmlElement:
                   or _HIDDEN_STYLE.search(element.get("style") or ""))
         if hidden and element.getparent() is not None and element.tag not in ("html", "body"):
             element.drop_tree()
+    _render_quote_whitespace(tree)
     return tree
+
+
+_SPACES = re.compile(r"\s+")
+
+
+def _render_quote_whitespace(tree: lxml.html.HtmlElement) -> None:
+    """A line break in the source of a quotation renders as a space; trafilatura keeps
+    it there (it does not elsewhere), which would split one quoted paragraph in two."""
+    for quote in tree.xpath("//blockquote[not(ancestor::pre)] | //q[not(ancestor::pre)]"):
+        for element in quote.iter():
+            if element.tag in ("pre", "code", "textarea") or element.xpath("ancestor::pre"):
+                continue
+            if element.text and "\n" in element.text:
+                element.text = _SPACES.sub(" ", element.text)
+            if element is not quote and element.tail and "\n" in element.tail:
+                element.tail = _SPACES.sub(" ", element.tail)
 
 
 def _metadata(tree: lxml.html.HtmlElement, url: str | None) -> dict[str, str | None]:

@@ -336,3 +336,21 @@ def test_the_async_path_makes_the_same_document(web: LoopbackServer) -> None:
                                            limits=client.limits, robots=cache)
 
     asyncio.run(scenario())
+
+
+def test_a_quotation_wrapped_in_the_source_is_one_stored_line(web: LoopbackServer,
+                                                             led: Ledger) -> None:
+    got = led.fetch(web.url("/pages/article"))
+    assert ('"The dance is a map drawn in time rather than in space," said the entomologist '
+            'Karl Osterberg.') in led.text(got.source.id).split("\n")
+
+
+def test_a_stray_latin1_byte_in_a_utf8_page_spoils_only_itself(web: LoopbackServer,
+                                                               led: Ledger) -> None:
+    body = ("<html><body><article><p>Grüße aus München: die Brücke über die Isar wurde "
+            "1857 eröffnet und später mehrmals erweitert.</p><p>Die Straßenbahn fährt seit "
+            "1895 über die Brücke.</p>").encode() + b"<p>Caf\xe9</p></article></body></html>"
+    web.replies["mutable"] = Reply(200, {"Content-Type": "text/html; charset=utf-8"}, body)
+    text = led.text(led.fetch(web.url("/mutable")).source.id)
+    assert "Grüße aus München: die Brücke über die Isar wurde 1857 eröffnet" in text
+    assert "Caf\ufffd" in text
