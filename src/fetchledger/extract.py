@@ -8,6 +8,7 @@ before either sees the page, so text a reader cannot see is never quoted.
 
 from __future__ import annotations
 
+import contextlib
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -129,10 +130,8 @@ def _metadata(tree: lxml.html.HtmlElement, url: str | None) -> dict[str, str | N
     found = examine_meta(tree)
     if found.author and " " not in found.author:  # a handle, not a name (as trafilatura)
         found.author = None
-    try:
+    with contextlib.suppress(Exception):  # its JSON-LD reader fails on some pages
         found = extract_meta_json(tree, found)
-    except Exception:  # trafilatura's JSON-LD reader is not robust to every page
-        pass
     site = found.sitename or extract_sitename(tree)
     if site:
         site = site.lstrip("@")

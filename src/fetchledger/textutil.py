@@ -177,7 +177,7 @@ def _mostly_utf8(raw: bytes) -> str | None:
     text = raw.decode("utf-8", errors="replace")
     stray = text.count("\ufffd") - raw.count("\ufffd".encode())
     valid = len(_NON_ASCII.findall(text))
-    return text if 0 < stray and valid >= 4 * stray else None
+    return text if stray > 0 and valid >= 4 * stray else None
 
 
 def _codec_name(declared: str) -> str:
