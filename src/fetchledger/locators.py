@@ -24,12 +24,14 @@ import os
 import re
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import parse_qsl, quote, unquote_to_bytes, urlencode
-
-import httpx
 
 from .addresses import parse_ip_host
 from .errors import InvalidPath, InvalidURL
+
+if TYPE_CHECKING:
+    import httpx
 
 __all__ = [
     "REDACTED",
@@ -96,6 +98,8 @@ def parse_http_url(url: str) -> httpx.URL:
         raise InvalidURL(f"only http and https URLs can be fetched, not {scheme.group(1)}:"
                          f" ({_shown(text)})",
                          hint="use `fetchledger read PATH` for local files")
+    import httpx  # here, not at import time: reading files needs no HTTP stack
+
     text = _canonical_ipv4_host(text)
     try:
         parsed = httpx.URL(text)
@@ -228,7 +232,7 @@ def _param_name(escaped: str) -> str:
 
 
 def _url_parts(url: str | httpx.URL, *, normalize: bool) -> str:
-    parsed = url if isinstance(url, httpx.URL) else parse_http_url(url)
+    parsed = parse_http_url(url) if isinstance(url, str) else url
     scheme = parsed.scheme
     host = parsed.raw_host.decode("ascii").lower().rstrip(".")
     host = f"[{host}]" if ":" in host else host
@@ -269,7 +273,7 @@ def redact_url(url: str | httpx.URL) -> str:
 def secret_values(url: str | httpx.URL, headers: Iterable[tuple[str, str | None]] = (),
                   body: bytes | None = None, content_type: str = "") -> list[str]:
     """Every secret a request carries (to scrub from what is stored), longest first."""
-    parsed = url if isinstance(url, httpx.URL) else parse_http_url(url)
+    parsed = parse_http_url(url) if isinstance(url, str) else url
     found: list[str] = []
     if parsed.userinfo:
         found.extend([parsed.userinfo.decode("ascii", "replace"), parsed.password or ""])

@@ -7,6 +7,7 @@ import json
 import time
 import tracemalloc
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -21,7 +22,7 @@ from fetchledger.errors import (
 )
 from fetchledger.net import USER_AGENT, AsyncHTTPClient, HTTPClient, HTTPRequest
 
-from .webserver import LoopbackServer, site_page
+from .webserver import LoopbackServer, self_signed, site_page
 
 ARTICLE = site_page("article.html").encode()
 
@@ -284,3 +285,22 @@ def test_the_async_client_behaves_the_same(web: LoopbackServer) -> None:
                 await client.get("http://127.0.0.1:9/")
 
     asyncio.run(scenario())
+
+
+def test_tls_checks_certificates_against_the_host_name(tmp_path: Path, dns: object,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """The guarded backend connects to the judged address but verifies TLS for the name."""
+    certificate, key = self_signed(tmp_path)
+    server = LoopbackServer(tls=(certificate, key)).start()
+    try:
+        url = f"https://localhost:{server.port}/pages/article"
+        with HTTPClient(allow_private=True) as client, \
+                pytest.raises(NetworkError, match=r"certificate"):
+            client.get(url)  # not trusted: refused, as it must be
+        monkeypatch.setenv("SSL_CERT_FILE", str(certificate))
+        with HTTPClient(allow_private=True) as client:
+            assert client.get(url).content == ARTICLE
+        with HTTPClient(allow_hosts=["localhost"]) as client:
+            assert client.get(url).status == 200
+    finally:
+        server.stop()

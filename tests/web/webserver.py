@@ -15,6 +15,7 @@ from __future__ import annotations
 import gzip
 import json
 import socket
+import ssl
 import threading
 import time
 import zlib
@@ -343,6 +344,37 @@ ROUTES: dict[str, Route] = {
 }
 
 
+def self_signed(folder: Path) -> tuple[Path, Path]:
+    """A certificate for localhost and 127.0.0.1, and its key (EC P-256)."""
+    import datetime
+    import ipaddress
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")])
+    now = datetime.datetime.now(datetime.timezone.utc)
+    certificate = (
+        x509.CertificateBuilder().subject_name(name).issuer_name(name)
+        .public_key(key.public_key()).serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(x509.SubjectAlternativeName([
+            x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
+            critical=False)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256()))
+    cert_path, key_path = folder / "cert.pem", folder / "key.pem"
+    cert_path.write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
+    key_path.write_bytes(key.private_bytes(serialization.Encoding.PEM,
+                                           serialization.PrivateFormat.PKCS8,
+                                           serialization.NoEncryption()))
+    return cert_path, key_path
+
+
 class LoopbackServer(ThreadingHTTPServer):
     """The test server. ``base`` is its URL; ``hits`` every request it received."""
 
@@ -350,10 +382,16 @@ class LoopbackServer(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
 
-    def __init__(self, host: str = "127.0.0.1") -> None:
+    def __init__(self, host: str = "127.0.0.1", tls: tuple[Path, Path] | None = None) -> None:
         if ":" in host:
             self.address_family = socket.AF_INET6
         super().__init__((host, 0), Handler)
+        self.scheme = "http"
+        if tls is not None:  # (certificate, key): serve https
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            context.load_cert_chain(*tls)
+            self.socket = context.wrap_socket(self.socket, server_side=True)
+            self.scheme = "https"
         self.hits: list[Hit] = []
         self.connections = 0
         self.stopping = threading.Event()
@@ -379,7 +417,7 @@ class LoopbackServer(ThreadingHTTPServer):
 
     @property
     def base(self) -> str:
-        return f"http://{self.host}:{self.port}"
+        return f"{self.scheme}://{self.host}:{self.port}"
 
     def url(self, path: str) -> str:
         return self.base + path

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import click
 
-from ..adapters.curl_args import parse_curl_args, split_own_options
 from ..errors import BadInput, RetrievalFailed
 from ..results import Failure, Outcome
 from ._base import cli, emit_outcomes, global_options, k_option, open_ledger, query_option, settings
@@ -57,6 +56,8 @@ def curl(ctx: click.Context, args: tuple[str, ...]) -> None:
     Cookie and API-key headers, user-info and secret query parameters are
     sent but never stored or shown.
     """
+    from ..adapters.curl_args import parse_curl_args, split_own_options  # imports httpx
+
     rest, own = split_own_options(args)
     chosen = settings(ctx)
     if own.ledger:
