@@ -4,10 +4,11 @@ Every HTTP request fetchledger makes goes through :class:`HTTPClient` (or
 :class:`AsyncHTTPClient`, the same behaviour for concurrent callers):
 
 - **Address policy** (:mod:`fetchledger.addresses`), checked on the address
-  actually connected to: httpcore's network backend is wrapped, so the host
-  is resolved once, every resolved address is judged, and the socket is
-  opened to a judged address (DNS rebinding finds no window). Literal
-  addresses are judged before anything is sent, on every redirect hop.
+  actually connected to: httpcore's network backend is wrapped
+  (:mod:`fetchledger.connections`), so the host is resolved once, every
+  resolved address is judged, and the socket is opened to a judged address
+  (DNS rebinding finds no window). Literal addresses are judged before
+  anything is sent, on every redirect hop.
 - **Redirects** are followed here, one hop at a time (each hop is validated
   and judged), up to ``Limits.max_redirects``; or not at all (curl without
   ``-L``), in which case a redirect is an ``http_error`` naming its target.
@@ -26,30 +27,35 @@ messages show URLs with their secrets redacted.
 
 from __future__ import annotations
 
-import contextvars
-import ipaddress
 import re
-import socket
-import ssl
-import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from email.message import Message
-from typing import Any, TypeVar
+from typing import Any
 
 import anyio
-import httpcore
 import httpx
 
 from ._version import __version__
-from .addresses import AddressPolicy, IPAddress, blocked, parse_ip_host
+from .addresses import AddressPolicy, IPAddress, parse_ip_host
 from .config import Limits
+from .connections import (
+    Budget,
+    Resolver,
+    async_transport,
+    budget_scope,
+    default_resolver,
+    judge,
+    resolve,
+    resolve_async,
+    sync_transport,
+    system_resolver,
+)
 from .content_coding import ACCEPT_ENCODING, DecodingPipeline
 from .errors import (
     BlockedAddress,
-    DNSError,
     FetchLedgerError,
     HTTPStatusError,
     InvalidArgument,
@@ -76,294 +82,6 @@ USER_AGENT = f"fetchledger/{__version__} (citation ledger; python-httpx/{httpx._
 DEFAULT_ACCEPT = ("text/html,application/xhtml+xml,application/pdf;q=0.9,application/json;q=0.9,"
                   "text/plain;q=0.8,*/*;q=0.5")
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
-
-Resolver = Callable[[str, int], Sequence[str]]
-T = TypeVar("T")
-
-
-def system_resolver(host: str, port: int) -> list[str]:
-    """The addresses ``host`` resolves to (the operating system's resolver)."""
-    infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-    return list(dict.fromkeys(str(info[4][0]) for info in infos))
-
-
-def _default_resolver(host: str, port: int) -> Sequence[str]:
-    return system_resolver(host, port)  # looked up at call time: tests stub it
-
-
-# --- the one deadline --------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class _Budget:
-    """The wall-clock deadline of one request, across DNS, hops and body."""
-
-    deadline: float
-    seconds: float
-
-    def left(self) -> float:
-        return self.deadline - time.monotonic()
-
-    def expired(self) -> RetrievalTimeout:
-        return RetrievalTimeout(
-            f"no complete response within {self.seconds:g} s (the whole-request deadline)")
-
-    def check(self) -> None:
-        if self.left() <= 0:
-            raise self.expired()
-
-
-_BUDGET: contextvars.ContextVar[_Budget | None] = contextvars.ContextVar(
-    "fetchledger_budget", default=None)
-
-
-def _clamp(timeout: float | None) -> float | None:
-    """``timeout`` cut to the time the current request has left."""
-    budget = _BUDGET.get()
-    if budget is None:
-        return timeout
-    left = budget.left()
-    if left <= 0:
-        raise budget.expired()
-    return left if timeout is None else min(timeout, left)
-
-
-# --- the guarded network backends ----------------------------------------------------------
-
-
-def _addresses(host: str, names: Sequence[str]) -> list[IPAddress]:
-    found: list[IPAddress] = []
-    for name in names:
-        try:
-            found.append(ipaddress.ip_address(name.split("%", 1)[0]))
-        except ValueError:
-            continue
-    if not found:
-        raise DNSError(f"the host {host} has no address")
-    return found
-
-
-def _judge(policy: AddressPolicy, host: str, addresses: Iterable[IPAddress]) -> list[IPAddress]:
-    """The addresses the policy allows for ``host``; BlockedAddress if there is none."""
-    allowed: list[IPAddress] = []
-    refused: tuple[IPAddress, str] | None = None
-    for ip in addresses:
-        reason = policy.refusal(ip, host)
-        if reason is None:
-            allowed.append(ip)
-        elif refused is None:
-            refused = (ip, reason)
-    if not allowed:
-        assert refused is not None
-        raise blocked(refused[0], host, refused[1])
-    return allowed
-
-
-def _dns_error(host: str, exc: BaseException) -> DNSError:
-    reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
-    return DNSError(f"cannot resolve the host {host}: {reason}")
-
-
-def _resolve_sync(resolver: Resolver, host: str, port: int) -> list[IPAddress]:
-    literal = parse_ip_host(host)
-    if literal is not None:
-        return [literal]
-    timeout = _clamp(None)
-    box: dict[str, Any] = {}
-
-    def run() -> None:
-        try:
-            box["names"] = resolver(host, port)
-        except BaseException as exc:  # handed to the caller below
-            box["error"] = exc
-
-    # getaddrinfo cannot be interrupted: a daemon thread lets the deadline win.
-    worker = threading.Thread(target=run, name="fetchledger-dns", daemon=True)
-    worker.start()
-    worker.join(timeout)
-    if worker.is_alive():
-        budget = _BUDGET.get()
-        raise budget.expired() if budget else RetrievalTimeout(f"resolving {host} timed out")
-    if "error" in box:
-        error = box["error"]
-        if isinstance(error, FetchLedgerError):
-            raise error
-        raise _dns_error(host, error) from error
-    return _addresses(host, box["names"])
-
-
-def _peer_check(policy: AddressPolicy, host: str, peer: object) -> None:
-    """Judge the address the socket is really connected to (a last line of defence)."""
-    if isinstance(peer, tuple) and peer:
-        try:
-            ip = ipaddress.ip_address(str(peer[0]).split("%", 1)[0])
-        except ValueError:
-            return
-        policy.check(ip, host)
-
-
-class _GuardedStream(httpcore.NetworkStream):
-    """A connection whose every operation gets at most the request's time left."""
-
-    def __init__(self, inner: httpcore.NetworkStream) -> None:
-        self._inner = inner
-
-    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
-        return self._inner.read(max_bytes, _clamp(timeout))
-
-    def write(self, buffer: bytes, timeout: float | None = None) -> None:
-        self._inner.write(buffer, _clamp(timeout))
-
-    def close(self) -> None:
-        self._inner.close()
-
-    def start_tls(self, ssl_context: ssl.SSLContext, server_hostname: str | None = None,
-                  timeout: float | None = None) -> httpcore.NetworkStream:
-        return _GuardedStream(self._inner.start_tls(ssl_context, server_hostname,
-                                                    _clamp(timeout)))
-
-    def get_extra_info(self, info: str) -> Any:
-        return self._inner.get_extra_info(info)
-
-
-class GuardedBackend(httpcore.NetworkBackend):
-    """httpcore's sync backend, connecting only to addresses the policy allows."""
-
-    def __init__(self, policy: AddressPolicy, resolver: Resolver | None = None,
-                 inner: httpcore.NetworkBackend | None = None) -> None:
-        self.policy = policy
-        self.resolver = resolver or _default_resolver
-        self._inner = inner or httpcore.SyncBackend()
-
-    def connect_tcp(self, host: str, port: int, timeout: float | None = None,
-                    local_address: str | None = None,
-                    socket_options: Iterable[Any] | None = None) -> httpcore.NetworkStream:
-        allowed = _judge(self.policy, host, _resolve_sync(self.resolver, host, port))
-        failure: Exception | None = None
-        for ip in allowed:
-            try:
-                stream = self._inner.connect_tcp(str(ip), port, _clamp(timeout), local_address,
-                                                 socket_options)
-            except (httpcore.ConnectError, httpcore.ConnectTimeout) as exc:
-                failure = exc
-                continue
-            try:
-                _peer_check(self.policy, host, stream.get_extra_info("server_addr"))
-            except BaseException:
-                stream.close()
-                raise
-            return _GuardedStream(stream)
-        assert failure is not None
-        raise failure
-
-    def connect_unix_socket(self, path: str, timeout: float | None = None,
-                            socket_options: Iterable[Any] | None = None
-                            ) -> httpcore.NetworkStream:
-        raise BlockedAddress("refused by the address policy: unix sockets are never used")
-
-    def sleep(self, seconds: float) -> None:
-        time.sleep(seconds)
-
-
-class _AsyncGuardedStream(httpcore.AsyncNetworkStream):
-    def __init__(self, inner: httpcore.AsyncNetworkStream) -> None:
-        self._inner = inner
-
-    async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
-        return await self._inner.read(max_bytes, _clamp(timeout))
-
-    async def write(self, buffer: bytes, timeout: float | None = None) -> None:
-        await self._inner.write(buffer, _clamp(timeout))
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
-
-    async def start_tls(self, ssl_context: ssl.SSLContext, server_hostname: str | None = None,
-                        timeout: float | None = None) -> httpcore.AsyncNetworkStream:
-        return _AsyncGuardedStream(await self._inner.start_tls(ssl_context, server_hostname,
-                                                               _clamp(timeout)))
-
-    def get_extra_info(self, info: str) -> Any:
-        return self._inner.get_extra_info(info)
-
-
-class AsyncGuardedBackend(httpcore.AsyncNetworkBackend):
-    """httpcore's anyio backend, connecting only to addresses the policy allows."""
-
-    def __init__(self, policy: AddressPolicy, resolver: Resolver | None = None,
-                 inner: httpcore.AsyncNetworkBackend | None = None) -> None:
-        self.policy = policy
-        self.resolver = resolver or _default_resolver
-        self._inner = inner or httpcore.AnyIOBackend()
-
-    async def _resolve(self, host: str, port: int) -> list[IPAddress]:
-        literal = parse_ip_host(host)
-        if literal is not None:
-            return [literal]
-        timeout = _clamp(None)
-        try:
-            with anyio.fail_after(timeout):
-                names = await anyio.to_thread.run_sync(self.resolver, host, port,
-                                                       abandon_on_cancel=True)
-        except TimeoutError as exc:
-            budget = _BUDGET.get()
-            raise (budget.expired() if budget else RetrievalTimeout(
-                f"resolving {host} timed out")) from exc
-        except FetchLedgerError:
-            raise
-        except (OSError, UnicodeError, ValueError) as exc:
-            raise _dns_error(host, exc) from exc
-        return _addresses(host, names)
-
-    async def connect_tcp(self, host: str, port: int, timeout: float | None = None,
-                          local_address: str | None = None,
-                          socket_options: Iterable[Any] | None = None
-                          ) -> httpcore.AsyncNetworkStream:
-        allowed = _judge(self.policy, host, await self._resolve(host, port))
-        failure: Exception | None = None
-        for ip in allowed:
-            try:
-                stream = await self._inner.connect_tcp(str(ip), port, _clamp(timeout),
-                                                       local_address, socket_options)
-            except (httpcore.ConnectError, httpcore.ConnectTimeout) as exc:
-                failure = exc
-                continue
-            try:
-                _peer_check(self.policy, host, stream.get_extra_info("server_addr"))
-            except BaseException:
-                await stream.aclose()
-                raise
-            return _AsyncGuardedStream(stream)
-        assert failure is not None
-        raise failure
-
-    async def connect_unix_socket(self, path: str, timeout: float | None = None,
-                                  socket_options: Iterable[Any] | None = None
-                                  ) -> httpcore.AsyncNetworkStream:
-        raise BlockedAddress("refused by the address policy: unix sockets are never used")
-
-    async def sleep(self, seconds: float) -> None:
-        await anyio.sleep(seconds)
-
-
-def _sync_transport(policy: AddressPolicy, resolver: Resolver | None) -> httpx.HTTPTransport:
-    # trust_env=False: a proxy from the environment would hide the address connected to.
-    transport = httpx.HTTPTransport(trust_env=False)
-    transport._pool = httpcore.ConnectionPool(
-        ssl_context=httpx.create_ssl_context(), max_connections=100,
-        max_keepalive_connections=20, keepalive_expiry=5.0,
-        network_backend=GuardedBackend(policy, resolver))
-    return transport
-
-
-def _async_transport(policy: AddressPolicy, resolver: Resolver | None
-                     ) -> httpx.AsyncHTTPTransport:
-    transport = httpx.AsyncHTTPTransport(trust_env=False)
-    transport._pool = httpcore.AsyncConnectionPool(
-        ssl_context=httpx.create_ssl_context(), max_connections=100,
-        max_keepalive_connections=20, keepalive_expiry=5.0,
-        network_backend=AsyncGuardedBackend(policy, resolver))
-    return transport
 
 
 # --- requests and responses -------------------------------------------------------------
@@ -458,7 +176,7 @@ class _Exchange:
     method: str = field(init=False)
     content: bytes | None = field(init=False)
     headers: httpx.Headers = field(init=False)
-    budget: _Budget = field(init=False)
+    budget: Budget = field(init=False)
     hops: list[httpx.URL] = field(default_factory=list)
     cookies: httpx.Cookies = field(default_factory=httpx.Cookies)
     started: float = field(default_factory=time.monotonic)
@@ -483,7 +201,7 @@ class _Exchange:
             url = url.copy_with(userinfo=b"")
         self.url, self.headers = url.copy_with(fragment=None), headers
         total = self.request.total_timeout or self.limits.total_timeout
-        self.budget = _Budget(time.monotonic() + total, total)
+        self.budget = Budget(time.monotonic() + total, total)
 
     @property
     def timeouts(self) -> dict[str, float]:
@@ -648,7 +366,7 @@ def _same_origin(a: httpx.URL, b: httpx.URL) -> bool:
 class _BodyReader:
     """Counts the body as received and as decoded, and stops each at its cap."""
 
-    def __init__(self, headers: httpx.Headers, limits: Limits, budget: _Budget) -> None:
+    def __init__(self, headers: httpx.Headers, limits: Limits, budget: Budget) -> None:
         self.limits, self.budget = limits, budget
         announced = headers.get("content-length", "").strip()
         if announced.isdigit() and int(announced) > limits.max_body_bytes:
@@ -693,7 +411,7 @@ class HTTPClient:
         self.policy = AddressPolicy.of(allow_private, allow_hosts)
         self.resolver = resolver
         self.user_agent = user_agent
-        self._transport = transport or _sync_transport(self.policy, resolver)
+        self._transport = transport or sync_transport(self.policy, resolver)
 
     def close(self) -> None:
         self._transport.close()
@@ -710,8 +428,7 @@ class HTTPClient:
     def send(self, request: HTTPRequest) -> HTTPResponse:
         """Send ``request`` hop by hop; the final 2xx response with its decoded body."""
         exchange = _Exchange(request, self.limits, self.policy, self.user_agent)
-        token = _BUDGET.set(exchange.budget)
-        try:
+        with budget_scope(exchange.budget):
             while True:
                 outgoing = exchange.build()
                 with exchange.errors():
@@ -730,16 +447,13 @@ class HTTPClient:
                         return exchange.result(response, reader.finish(), reader.received)
                     finally:
                         response.close()
-        finally:
-            _BUDGET.reset(token)
 
     def check_host(self, url: httpx.URL) -> None:
         """Judge where ``url`` would connect, without connecting (BlockedAddress, DNSError)."""
         host = url.host
         if self.policy.host_allowed(host):
             return
-        _judge(self.policy, host, _resolve_sync(self.resolver or _default_resolver, host,
-                                                url.port or 0))
+        judge(self.policy, host, resolve(self.resolver or default_resolver, host, url.port or 0))
 
 
 class AsyncHTTPClient:
@@ -753,7 +467,7 @@ class AsyncHTTPClient:
         self.policy = AddressPolicy.of(allow_private, allow_hosts)
         self.resolver = resolver
         self.user_agent = user_agent
-        self._transport = transport or _async_transport(self.policy, resolver)
+        self._transport = transport or async_transport(self.policy, resolver)
 
     async def aclose(self) -> None:
         await self._transport.aclose()
@@ -769,8 +483,7 @@ class AsyncHTTPClient:
 
     async def send(self, request: HTTPRequest) -> HTTPResponse:
         exchange = _Exchange(request, self.limits, self.policy, self.user_agent)
-        token = _BUDGET.set(exchange.budget)
-        try:
+        with budget_scope(exchange.budget):
             while True:
                 outgoing = exchange.build()
                 with exchange.errors():
@@ -791,8 +504,6 @@ class AsyncHTTPClient:
                         return exchange.result(response, reader.finish(), reader.received)
                     finally:
                         await response.aclose()
-        finally:
-            _BUDGET.reset(token)
 
     @staticmethod
     async def _with_deadline(exchange: _Exchange, awaitable: Any) -> Any:
@@ -810,9 +521,9 @@ class AsyncHTTPClient:
         failure: FetchLedgerError | None = None
         addresses: list[IPAddress] = []
         if not self.policy.host_allowed(host):
-            backend = AsyncGuardedBackend(self.policy, self.resolver)
             try:
-                addresses = await backend._resolve(host, url.port or 0)
+                addresses = await resolve_async(self.resolver or default_resolver, host,
+                                                url.port or 0)
             except FetchLedgerError as exc:
                 failure = exc
 
@@ -820,6 +531,6 @@ class AsyncHTTPClient:
             if failure is not None:
                 raise failure
             if addresses:
-                _judge(self.policy, host, addresses)
+                judge(self.policy, host, addresses)
 
         return check

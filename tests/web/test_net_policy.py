@@ -16,8 +16,9 @@ import pytest
 
 from fetchledger import Ledger
 from fetchledger.addresses import AddressPolicy
+from fetchledger.connections import GuardedBackend
 from fetchledger.errors import BlockedAddress, DNSError, HTTPStatusError
-from fetchledger.net import AsyncHTTPClient, GuardedBackend, HTTPClient, HTTPRequest
+from fetchledger.net import AsyncHTTPClient, HTTPClient, HTTPRequest
 
 from .conftest import StubDNS
 from .webserver import LoopbackServer
