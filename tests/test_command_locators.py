@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from fetchledger import InvalidArgument, InvalidPath
-from fetchledger.locators import (
+from fetchledger.command_locators import (
     command_line,
     command_locator,
     is_secret_name,

@@ -8,6 +8,7 @@ before either sees the page, so text a reader cannot see is never quoted.
 
 from __future__ import annotations
 
+import contextlib
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -23,13 +24,12 @@ __all__ = ["Extracted", "decode_html", "extract_html", "extractor_version"]
 _META_CHARSET = re.compile(
     rb"""<meta[^>]+?charset\s*=\s*["']?\s*([A-Za-z0-9._:-]+)""", re.IGNORECASE
 )
-# translate() lowercases the style and drops its spaces, so "Display : None" matches.
-_STYLE = "translate(@style, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ \t', 'abcdefghijklmnopqrstuvwxyz')"
-_HIDDEN_XPATH = (
-    "//*[@hidden] | //*[translate(@aria-hidden, 'TRUE', 'true')='true'] | "
-    f"//*[contains({_STYLE}, 'display:none')] | "
-    f"//*[contains({_STYLE}, 'visibility:hidden')]"
-)
+# As trafilatura parses: HTML comments and processing instructions would otherwise
+# split text nodes and change what its extraction keeps.
+_PARSER = lxml.html.HTMLParser(collect_ids=False, default_doctype=False, remove_comments=True,
+                               remove_pis=True)
+_MAYBE_HIDDEN_XPATH = "//*[@hidden or @aria-hidden or @style]"
+_HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.IGNORECASE)
 _NOT_TEXT = ("script", "style", "noscript", "template", "svg", "canvas", "iframe", "object")
 _BLOCKS = frozenset(
     "p div li h1 h2 h3 h4 h5 h6 tr br blockquote pre section article header footer "
@@ -67,17 +67,82 @@ def decode_html(raw: bytes, declared: str | None = None, *, locator: str = "") -
     return decode_bytes(raw, declared, locator=locator)
 
 
+def _trafilatura_tree(html: str) -> lxml.html.HtmlElement | None:
+    """The tree trafilatura itself would build (it repairs faulty markup first), so that
+    extraction here sees what trafilatura alone sees; None for fragments and failures."""
+    from trafilatura.utils import load_html
+
+    try:
+        tree = load_html(html)
+    except Exception:  # lxml or the repair step on hostile markup
+        return None
+    return tree if tree is not None and tree.tag == "html" else None
+
+
 def _parse(html: str, locator: str) -> lxml.html.HtmlElement:
     # lxml refuses str input with an XML encoding declaration; strip it.
     html = re.sub(r"^\s*<\?xml[^>]*>", "", html, count=1)
-    try:
-        tree = lxml.html.document_fromstring(html)
-    except (lxml.etree.ParserError, ValueError) as exc:
-        raise CorruptContent(f"cannot parse the HTML: {exc}", locator=locator) from exc
-    for element in tree.xpath(_HIDDEN_XPATH):
-        if element.getparent() is not None and element.tag not in ("html", "body"):
+    tree = _trafilatura_tree(html)
+    if tree is None:
+        try:
+            tree = lxml.html.document_fromstring(html, parser=_PARSER)
+        except (lxml.etree.ParserError, ValueError) as exc:
+            raise CorruptContent(f"cannot parse the HTML: {exc}", locator=locator) from exc
+    for element in tree.xpath(_MAYBE_HIDDEN_XPATH):
+        hidden = (element.get("hidden") is not None
+                  or element.get("aria-hidden", "").strip().lower() == "true"
+                  or _HIDDEN_STYLE.search(element.get("style") or ""))
+        if hidden and element.getparent() is not None and element.tag not in ("html", "body"):
             element.drop_tree()
+    _render_quote_whitespace(tree)
     return tree
+
+
+_SPACES = re.compile(r"\s+")
+
+
+def _render_quote_whitespace(tree: lxml.html.HtmlElement) -> None:
+    """A line break in the source of a quotation renders as a space; trafilatura keeps
+    it there (it does not elsewhere), which would split one quoted paragraph in two."""
+    for quote in tree.xpath("//blockquote[not(ancestor::pre)] | //q[not(ancestor::pre)]"):
+        for element in quote.iter():
+            if element.tag in ("pre", "code", "textarea") or element.xpath("ancestor::pre"):
+                continue
+            if element.text and "\n" in element.text:
+                element.text = _SPACES.sub(" ", element.text)
+            if element is not quote and element.tail and "\n" in element.tail:
+                element.tail = _SPACES.sub(" ", element.tail)
+
+
+def _metadata(tree: lxml.html.HtmlElement, url: str | None) -> dict[str, str | None]:
+    """Title, site, author and date, from trafilatura's own pieces: meta tags, JSON-LD,
+    the title element, htmldate's quick search. Its full metadata pass also guesses
+    bylines from the body, searches dates in the text, and reads categories, tags and
+    license: three quarters of its cost, for facts a ledger does not store."""
+    from htmldate import find_date
+    from trafilatura.metadata import (
+        examine_meta,
+        extract_meta_json,
+        extract_sitename,
+        extract_title,
+    )
+
+    found = examine_meta(tree)
+    if found.author and " " not in found.author:  # a handle, not a name (as trafilatura)
+        found.author = None
+    with contextlib.suppress(Exception):  # its JSON-LD reader fails on some pages
+        found = extract_meta_json(tree, found)
+    site = found.sitename or extract_sitename(tree)
+    if site:
+        site = site.lstrip("@")
+        if site and "." not in site and not site[0].isupper():
+            site = site.title()
+    try:
+        date = find_date(tree, extensive_search=False, original_date=True, url=url)
+    except Exception:  # htmldate on malformed markup
+        date = None
+    return {"title": found.title or extract_title(tree), "sitename": site or None,
+            "author": found.author, "date": date}
 
 
 def _head_facts(tree: lxml.html.HtmlElement) -> tuple[str | None, str | None, str | None]:
@@ -121,8 +186,9 @@ def extract_html(html: str, url: str | None = None, *, locator: str = "") -> Ext
 
     tree = _parse(html, locator or url or "")
     head_title, canonical, lang = _head_facts(tree)
+    metadata = _metadata(tree, url)
     result = trafilatura.bare_extraction(
-        tree, url=url, with_metadata=True, include_comments=False, include_tables=True,
+        tree, url=url, with_metadata=False, include_comments=False, include_tables=True,
         deduplicate=False,
     )
     found = result if isinstance(result, trafilatura.settings.Document) else None
@@ -132,7 +198,8 @@ def extract_html(html: str, url: str | None = None, *, locator: str = "") -> Ext
         text, extractor = _fallback_text(_parse(html, locator)), "html-text"
 
     def fact(name: str) -> str | None:
-        value = getattr(found, name, None) if found is not None else None
+        value = metadata.get(name) or (getattr(found, name, None) if found is not None
+                                       else None)
         return one_line(str(value)) or None if value else None
 
     return Extracted(

@@ -16,9 +16,9 @@ A failed retrieval is recorded as an attempt and raised as a
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import IO, TypeVar
+from typing import IO, TYPE_CHECKING, TypeVar
 
 from .adapters.command import CommandAdapter
 from .adapters.files import FileAdapter, PageRange, parse_page_range
@@ -44,6 +44,12 @@ from .prepare import Prepared, prepare
 from .results import Attempt, Failure, Outcome, Retrieval, Snippet, Source, SourceDetails
 from .store import QuoteRow, RecordedQuote, SQLiteStore
 from .verbatim import find_verbatim, nearest_passage
+
+if TYPE_CHECKING:
+    from .adapters.curl_args import CurlCommand
+    from .adapters.http import HttpAdapter
+    from .adapters.web import WebAdapter
+    from .net import HTTPClient, HTTPRequest
 
 __all__ = ["Ledger"]
 
@@ -73,8 +79,13 @@ class Ledger:
         self._store = SQLiteStore(self.path, busy_timeout=self.limits.ledger_busy_timeout)
         self._files = FileAdapter(self.limits)
         self._commands = CommandAdapter(self.limits)
+        self._http_client: HTTPClient | None = None  # created on first use (imports httpx)
+        self._web: WebAdapter | None = None
+        self._http: HttpAdapter | None = None
 
     def close(self) -> None:
+        if self._http_client is not None:
+            self._http_client.close()
         self._store.close()
 
     def __enter__(self) -> Ledger:
@@ -217,22 +228,89 @@ class Ledger:
             "command", where.locator,
             lambda: self._commands.piped(data, label=label, cwd=cwd), query=query, k=k)
 
-    def collect(
-        self, inputs: Iterable[T], one: Callable[[T], Retrieval],
-        describe: Callable[[T], str] = str,
-    ) -> list[Outcome]:
+    def collect(self, inputs: Iterable[T], one: Callable[[T], Retrieval], *,
+                shown: Callable[[T], str] = str) -> list[Outcome]:
         """Run ``one`` on every input; good inputs register even when others fail.
 
-        Bad input and failed retrievals become :class:`Failure` entries named
-        ``describe(input)``; a ledger error (exit 4) stops everything and is raised.
+        Bad input and failed retrievals become :class:`Failure` entries (the
+        input as ``shown`` gives it, e.g. a URL with its secrets redacted); a
+        ledger error (exit 4) stops everything and is raised.
         """
         outcomes: list[Outcome] = []
         for item in inputs:
             try:
                 outcomes.append(one(item))
             except (BadInput, RetrievalFailed) as error:
-                outcomes.append(Failure.from_error(describe(item), error))
+                outcomes.append(Failure.from_error(shown(item), error))
         return outcomes
+
+    # --- the web ------------------------------------------------------------------------
+
+    def _client(self) -> HTTPClient:
+        if self._http_client is None:
+            from .net import HTTPClient
+
+            self._http_client = HTTPClient(self.limits, allow_private=self.allow_private,
+                                           allow_hosts=self.allow_hosts)
+        return self._http_client
+
+    def fetch(self, url: str, *, query: str | None = None, k: int = 3,
+              robots: bool = False) -> Retrieval:
+        """Fetch a web page or any URL (HTML, PDF, JSON, text by content type) and register
+        it. ``robots=True`` honours robots.txt (RobotsDenied when it disallows the URL)."""
+        if self._web is None:
+            from .adapters.web import WebAdapter
+
+            self._web = WebAdapter(self._client())
+        web = self._web
+        _, display = web.locate(url)
+        return self._retrieve("web", display, lambda: web.load(url, robots=robots),
+                              query=query, k=k)
+
+    def fetch_many(self, urls: Iterable[str], *, query: str | None = None, k: int = 3,
+                   robots: bool = False) -> list[Outcome]:
+        """``fetch`` each URL in turn; a failure stands in the list in its place."""
+        from .locators import shown_url
+
+        return self.collect(urls, lambda u: self.fetch(u, query=query, k=k, robots=robots),
+                            shown=shown_url)
+
+    def curl(self, args: Sequence[str] | CurlCommand, *, query: str | None = None,
+             k: int = 3) -> Retrieval:
+        """A curl command line (its arguments, without ``curl``), sent and registered; see
+        :mod:`fetchledger.adapters.curl_args` for the options understood."""
+        from .adapters.curl_args import CurlCommand, parse_curl_args
+
+        command = args if isinstance(args, CurlCommand) else parse_curl_args(args)
+        return self._request(command.http_request(), query=query, k=k,
+                             extra_secrets=command.extra_secrets)
+
+    def http_request(
+        self, method: str, url: str, *, headers: Mapping[str, str] | None = None,
+        body: str | bytes | None = None, query: str | None = None, k: int = 3,
+        follow_redirects: bool = True, timeout: float | None = None,
+    ) -> Retrieval:
+        """Send one HTTP request and register its response. A GET without a body is the
+        same source as ``fetch(url)``; other requests are identified by method, URL and
+        body. Secret headers and parameters are sent but never stored."""
+        from .net import HTTPRequest
+
+        content = body.encode() if isinstance(body, str) else body
+        request = HTTPRequest(url, method, tuple((headers or {}).items()), content or None,
+                              follow_redirects=follow_redirects, total_timeout=timeout)
+        return self._request(request, query=query, k=k)
+
+    def _request(self, request: HTTPRequest, *, query: str | None, k: int,
+                 extra_secrets: tuple[str, ...] = ()) -> Retrieval:
+        from .adapters.http import HttpAdapter, request_identity
+
+        if self._http is None:
+            self._http = HttpAdapter(self._client())
+        adapter = self._http
+        identity = request_identity(request)
+        return self._retrieve(identity.kind, identity.display,
+                              lambda: adapter.load(request, identity, extra_secrets),
+                              query=query, k=k)
 
     # --- reading the ledger ---------------------------------------------------------
 

@@ -2,34 +2,49 @@
 
 A source's *locator* is what dedupes it: one canonical locator, one id.
 Secrets never enter a locator; the display form keeps a redaction mark.
+
+- Local file: the resolved absolute path.
+- Web page (and any GET without a body): the normalized URL — lowercase
+  scheme and host, default port dropped, dot segments resolved, percent
+  escapes normalized, fragment dropped, tracking parameters (``utm_*``,
+  ``fbclid``, ``gclid``, ...) dropped, the rest of the query kept in order.
+- Other HTTP requests: ``METHOD normalized-URL`` plus the SHA-256 of the body
+  (with secret fields of form and JSON bodies redacted first).
+
+Secrets (user-info, query parameters named like key/token/secret/password/
+signature, Authorization/Cookie/API-key headers) are replaced by
+``REDACTED``, so requests that differ only in a secret are one source.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import re
-import shlex
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable
 from pathlib import Path
-from urllib.parse import parse_qsl, quote, urlsplit, urlunsplit
+from typing import TYPE_CHECKING
+from urllib.parse import parse_qsl, quote, unquote_to_bytes, urlencode
 
-from .errors import InvalidArgument, InvalidPath
+from .addresses import parse_ip_host
+from .errors import InvalidPath, InvalidURL
+
+if TYPE_CHECKING:
+    import httpx
 
 __all__ = [
     "REDACTED",
-    "CommandLocator",
-    "command_line",
-    "command_locator",
     "file_locator",
-    "is_secret_name",
-    "piped_locator",
-    "redact_argument",
-    "redact_argv",
-    "redact_command_text",
-    "scrub",
+    "http_locator",
+    "is_secret_header",
+    "is_secret_param",
+    "normalize_url",
+    "parse_http_url",
+    "redact_body",
+    "redact_url",
     "secret_values",
-    "working_directory",
+    "shown_url",
 ]
 
 REDACTED = "REDACTED"
@@ -57,210 +72,291 @@ def file_locator(path: str | os.PathLike[str]) -> Path:
     return resolved
 
 
-# --- commands -------------------------------------------------------------------
+# --- URLs ---------------------------------------------------------------------------------
 
-# Option and variable names whose value is a secret: `--token=…`, `--api-key …`,
-# `GITHUB_TOKEN=…`, `-H "Authorization: …"`. Whole name segments only, so
-# `--author` or `--keyword` are left alone; short options (`-p…`) are not
-# guessed at.
-_SECRET_SEGMENTS = frozenset({
-    "token", "secret", "password", "passwd", "passphrase", "apikey", "credential",
-    "credentials", "cookie", "auth", "authorization", "bearer",
+_HOST_NAME = re.compile(r"^[a-z0-9_-]+(?:\.[a-z0-9_-]+)*\.?$")
+_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def parse_http_url(url: str) -> httpx.URL:
+    """A fetchable http(s) URL, or InvalidURL (bad input: exit 2, nothing recorded).
+
+    Numeric IPv4 hosts in any spelling (``0x7f.1``, ``2130706433``) become
+    dotted quads, as browsers do, so the policy and the request agree on them.
+    """
+    text = url.strip() if isinstance(url, str) else ""
+    if not text:
+        raise InvalidURL("empty URL")
+    if _CONTROL.search(text):
+        raise InvalidURL(f"the URL {_shown(text)} contains control characters")
+    scheme = _SCHEME.match(text)
+    if scheme is None:
+        raise InvalidURL(f"{_shown(text)} is not a URL (no http:// or https://)",
+                         hint=f"did you mean https://{text.lstrip('/')} ?")
+    if scheme.group(1).lower() not in ("http", "https"):
+        raise InvalidURL(f"only http and https URLs can be fetched, not {scheme.group(1)}:"
+                         f" ({_shown(text)})",
+                         hint="use `fetchledger read PATH` for local files")
+    import httpx  # here, not at import time: reading files needs no HTTP stack
+
+    text = _canonical_ipv4_host(text)
+    try:
+        parsed = httpx.URL(text)
+    except (httpx.InvalidURL, ValueError, UnicodeError) as exc:
+        raise InvalidURL(f"malformed URL {_shown(text)}: {exc}") from exc
+    host = parsed.raw_host.decode("ascii", "replace").lower()
+    if not host:
+        raise InvalidURL(f"the URL {_shown(text)} has no host")
+    if parsed.port is not None and not 0 < parsed.port < 65536:
+        raise InvalidURL(f"the URL {_shown(text)} has an invalid port {parsed.port}")
+    ip = parse_ip_host(host)
+    if ip is not None:
+        literal = f"[{ip}]" if ip.version == 6 else str(ip)
+        if literal != host:
+            parsed = parsed.copy_with(host=str(ip))
+    elif not _HOST_NAME.match(host) or len(host) > 253:
+        raise InvalidURL(f"the URL {_shown(text)} has an invalid host name")
+    return parsed
+
+
+_AUTHORITY = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*://)([^/?#]*)(.*)$", re.DOTALL)
+
+
+def _canonical_ipv4_host(text: str) -> str:
+    """``http://0177.0.0.1/`` as ``http://127.0.0.1/`` (httpx refuses legacy spellings
+    that browsers and resolvers accept; the policy must see them as what they are)."""
+    match = _AUTHORITY.match(text)
+    if not match:
+        return text
+    scheme, authority, rest = match.groups()
+    userinfo, at, hostport = authority.rpartition("@")
+    if hostport.startswith("["):
+        return text
+    host, colon, port = hostport.partition(":")
+    ip = parse_ip_host(host)
+    if ip is None or ip.version != 4 or str(ip) == host:
+        return text
+    return f"{scheme}{userinfo}{at}{ip}{colon}{port}{rest}"
+
+
+def shown_url(text: str) -> str:
+    """Any input as it may be printed: a URL with its secrets redacted, even when it is
+    too broken to parse."""
+    return _shown(str(text))
+
+
+def _shown(text: str) -> str:
+    """A URL as it may appear in an error message: user-info and secret query values
+    redacted lexically (it may be too broken to parse), fragment dropped, one line."""
+    text = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text[:500])
+    head, sep, query = text.split("#", 1)[0].partition("?")
+    head = re.sub(r"^([^/?#]*//)[^/?#]*@", rf"\1{REDACTED}@", head)
+    if sep:
+        parts = []
+        for part in query.split("&"):
+            name, eq, _ = part.partition("=")
+            secret = eq and is_secret_param(_param_name(name))
+            parts.append(f"{name}={REDACTED}" if secret else part)
+        head += "?" + "&".join(parts)
+    return head
+
+
+_TRACKING_EXACT = frozenset({
+    "fbclid", "gclid", "gclsrc", "dclid", "gbraid", "wbraid", "msclkid", "yclid", "igshid",
+    "twclid", "ttclid", "li_fat_id", "mc_cid", "mc_eid", "_ga", "_gl", "_hsenc", "_hsmi",
+    "mkt_tok", "oly_anon_id", "oly_enc_id", "vero_id", "rb_clickid", "s_cid", "wickedid",
+    "ref_src", "ref_url", "__s", "srsltid", "epik", "spm",
 })
-_SECRET_PAIRS = ("api-key", "access-key", "private-key", "secret-key", "client-secret",
-                 "session-key", "x-api-key")
-_SECRET_QUERY = re.compile(r"(key|token|secret|password|passwd|signature|sig|auth)",
-                           re.IGNORECASE)
-_HEADER = re.compile(r"^(-H\s*)?([A-Za-z0-9][A-Za-z0-9_-]*)\s*:\s*(\S.*)$", re.DOTALL)
-_URL = re.compile(r"[a-zA-Z][a-zA-Z0-9+.-]*://[^\s'\"]+")
-_USER_OPTIONS = frozenset({"-u", "--user", "--proxy-user"})
+_TRACKING_PREFIXES = ("utm_", "pk_", "mtm_", "hsa_")
+
+# Words that make a query parameter or header a secret ("apiKey", "X-Amz-Signature").
+_SECRET_WORDS = frozenset({
+    "key", "apikey", "token", "secret", "password", "passwd", "pwd", "pass", "passphrase",
+    "signature", "sig", "auth", "authorization", "credential", "credentials", "session",
+    "sessionid", "jwt", "bearer", "otp", "cookie", "privatekey",
+})
+_SECRET_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie", "set-cookie"})
+_WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 
 
-def is_secret_name(name: str) -> bool:
-    """True for names like ``--api-token``, ``DB_PASSWORD``, ``X-Api-Key``, ``Cookie``."""
-    normalized = name.lstrip("-").lower().replace("_", "-")
-    if not normalized:
-        return False
-    if any(pair in normalized for pair in _SECRET_PAIRS):
-        return True
-    return any(segment in _SECRET_SEGMENTS for segment in normalized.split("-"))
+def _words(name: str) -> list[str]:
+    return [w.lower() for w in _WORDS.findall(name)]
 
 
-def _redact_url(url: str, secrets: list[str]) -> str:
-    parts = urlsplit(url)
-    netloc = parts.netloc
-    if "@" in netloc:
-        userinfo, host = netloc.rsplit("@", 1)
-        secrets.append(userinfo)
-        secrets.append(userinfo.partition(":")[2])
-        netloc = f"{REDACTED}@{host}"
-    query = parts.query
-    if query:
-        pairs = parse_qsl(query, keep_blank_values=True)
-        if any(_SECRET_QUERY.search(k) for k, _ in pairs):
-            secrets.extend(v for k, v in pairs if _SECRET_QUERY.search(k))
-            query = "&".join(
-                f"{quote(k, safe='')}={REDACTED if _SECRET_QUERY.search(k) else quote(v, safe='')}"
-                for k, v in pairs)
-    if (netloc, query) == (parts.netloc, parts.query):
-        return url
-    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+def is_secret_param(name: str) -> bool:
+    """True for query parameters (and form/JSON fields) named like a secret:
+    ``key``, ``api_key``, ``apiKey``, ``access_token``, ``client_secret``,
+    ``password``, ``X-Amz-Signature``, ``sig``, ``session_id``..."""
+    words = _words(name)
+    joined = "".join(words)
+    return bool(words) and (joined in _SECRET_WORDS or any(w in _SECRET_WORDS for w in words))
 
 
-def redact_argument(
-    argument: str, previous: str | None = None, secrets: list[str] | None = None
-) -> str:
-    """One argument of a command line with any secret in it replaced by ``REDACTED``.
-
-    Rules (simple on purpose, documented in the README): the value after
-    ``--NAME=`` or ``NAME=`` (and the argument after a ``--NAME`` option)
-    when NAME is secret-like; the value of a header whose name is secret-like
-    (``Authorization: ...``, also as ``-HAuthorization: ...``); the password of
-    ``-u/--user USER:PASSWORD``; URL user-info and secret-like query values.
-    The secret values removed are appended to ``secrets`` when it is given.
-    """
-    found = secrets if secrets is not None else []
-    if previous is not None and previous.startswith("--") and "=" not in previous \
-            and is_secret_name(previous) and not argument.startswith("-"):
-        found.append(argument)
-        return REDACTED
-    if previous in _USER_OPTIONS and ":" in argument:
-        user, _, password = argument.partition(":")
-        found.append(password)
-        return f"{user}:{REDACTED}"
-    header = _HEADER.match(argument)
-    if header and is_secret_name(header.group(2)) and "://" not in argument:
-        value = header.group(3).strip()
-        found.append(value)
-        found.append(value.rsplit(" ", 1)[-1])  # the token of "Bearer TOKEN"
-        return f"{header.group(1) or ''}{header.group(2)}: {REDACTED}"
-    name, equals, value = argument.partition("=")
-    if equals and value and re.fullmatch(r"-{0,2}[A-Za-z_][A-Za-z0-9_.-]*", name) \
-            and is_secret_name(name):
-        found.append(value)
-        return f"{name}={REDACTED}"
-    return _URL.sub(lambda m: _redact_url(m.group(0), found), argument)
+def is_secret_header(name: str) -> bool:
+    """True for Authorization, Proxy-Authorization, Cookie, Set-Cookie and API-key-like
+    headers (``X-API-Key``, ``X-Auth-Token``, ``Api-Secret``...)."""
+    return name.strip().lower() in _SECRET_HEADERS or is_secret_param(name)
 
 
-def redact_argv(argv: Sequence[str], secrets: list[str] | None = None) -> list[str]:
-    """``argv`` with secrets replaced by ``REDACTED`` (see :func:`redact_argument`);
-    a secret found in one argument is also scrubbed from all the others."""
-    found = secrets if secrets is not None else []
-    redacted = [redact_argument(arg, argv[i - 1] if i else None, found)
-                for i, arg in enumerate(argv)]
-    scrubbable = _scrubbable(found)
-    return [scrub(arg, scrubbable) for arg in redacted] if scrubbable else redacted
+def _is_tracking(name: str) -> bool:
+    lowered = name.lower()
+    return lowered in _TRACKING_EXACT or lowered.startswith(_TRACKING_PREFIXES)
 
 
-def _scrubbable(values: Sequence[str]) -> list[str]:
-    return sorted({v for v in values if len(v) >= 4}, key=len, reverse=True)
+_UNRESERVED = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+_ESCAPE = re.compile(r"%([0-9A-Fa-f]{2})")
 
 
-def secret_values(argv: Sequence[str], *, shell: bool = False) -> list[str]:
-    """The secret values the redaction of ``argv`` removes, longest first (values
-    under 4 characters are left out: too short to scrub from output safely)."""
+def _normalize_escapes(text: str) -> str:
+    """Decode escapes of unreserved characters, uppercase the others (RFC 3986 §6.2.2)."""
+    def fix(match: re.Match[str]) -> str:
+        byte = int(match.group(1), 16)
+        return chr(byte) if byte in _UNRESERVED else f"%{match.group(1).upper()}"
+    return _ESCAPE.sub(fix, text)
+
+
+def _query_pairs(raw_query: str) -> list[tuple[str, str | None]]:
+    """``a=1&b&c=`` as [("a", "1"), ("b", None), ("c", "")], kept exactly as escaped."""
+    pairs: list[tuple[str, str | None]] = []
+    for part in raw_query.split("&"):
+        if not part:
+            continue
+        name, sep, value = part.partition("=")
+        pairs.append((name, value if sep else None))
+    return pairs
+
+
+def _param_name(escaped: str) -> str:
+    return unquote_to_bytes(escaped.replace("+", " ")).decode("utf-8", "replace")
+
+
+def _url_parts(url: str | httpx.URL, *, normalize: bool) -> str:
+    parsed = parse_http_url(url) if isinstance(url, str) else url
+    scheme = parsed.scheme
+    host = parsed.raw_host.decode("ascii").lower().rstrip(".")
+    host = f"[{host}]" if ":" in host else host
+    port = parsed.port
+    default = {"http": 80, "https": 443}[scheme]
+    netloc = host if port in (None, default) else f"{host}:{port}"
+    if parsed.userinfo:
+        netloc = f"{REDACTED}@{netloc}"
+    raw_path, _, raw_query = parsed.raw_path.decode("ascii").partition("?")
+    pairs = _query_pairs(raw_query)
+    kept = []
+    for name, value in pairs:
+        plain = _param_name(name)
+        if normalize and _is_tracking(plain):
+            continue
+        if value is not None and is_secret_param(plain):
+            value = REDACTED
+        kept.append(name if value is None else f"{name}={value}")
+    path = raw_path or "/"
+    query = "&".join(kept)
+    if normalize:
+        path, query = _normalize_escapes(path), _normalize_escapes(query)
+    return f"{scheme}://{netloc}{path}" + (f"?{query}" if query or (raw_query and not normalize)
+                                           else "")
+
+
+def normalize_url(url: str | httpx.URL) -> str:
+    """The canonical identity of a web URL (secrets redacted); InvalidURL if it is none."""
+    return _url_parts(url, normalize=True)
+
+
+def redact_url(url: str | httpx.URL) -> str:
+    """The URL with user-info and secret query values replaced by ``REDACTED``, the
+    fragment dropped, and otherwise as given (for messages and redirect chains)."""
+    return _url_parts(url, normalize=False)
+
+
+def secret_values(url: str | httpx.URL, headers: Iterable[tuple[str, str | None]] = (),
+                  body: bytes | None = None, content_type: str = "") -> list[str]:
+    """Every secret a request carries (to scrub from what is stored), longest first."""
+    parsed = parse_http_url(url) if isinstance(url, str) else url
     found: list[str] = []
-    if shell:
-        redact_command_text(" ".join(argv), found)
-    else:
-        redact_argv(argv, found)
-    return _scrubbable(found)
+    if parsed.userinfo:
+        found.extend([parsed.userinfo.decode("ascii", "replace"), parsed.password or ""])
+    for param, param_value in parse_qsl(parsed.query.decode("ascii", "replace"),
+                                        keep_blank_values=False):
+        if is_secret_param(param):
+            found.append(param_value)
+    for name, value in headers:
+        if value and is_secret_header(name):
+            found.append(value)
+            scheme, _, credentials = value.partition(" ")
+            if credentials and scheme.lower() in ("basic", "bearer", "token", "digest"):
+                found.append(credentials.strip())
+            if name.lower() == "cookie":
+                found.extend(v for _, _, v in (c.partition("=") for c in value.split(";")))
+    if body:
+        found.extend(_body_secrets(body, content_type))
+    unique = {v.strip() for v in found if v and len(v.strip()) >= 6}
+    return sorted(unique, key=len, reverse=True)
 
 
-def scrub(text: str, secrets: Sequence[str]) -> str:
-    """``text`` with every occurrence of each secret replaced by ``REDACTED``."""
-    for secret in secrets:
-        text = text.replace(secret, REDACTED)
-    return text
+def _body_secrets(body: bytes, content_type: str) -> list[str]:
+    data = _json_body(body, content_type)
+    if data is not None:
+        return [str(v) for k, v in _json_items(data) if is_secret_param(k)
+                and isinstance(v, (str, int))]
+    if _is_form(content_type):
+        text = body.decode("utf-8", "replace")
+        return [v for k, v in parse_qsl(text, keep_blank_values=False) if is_secret_param(k)]
+    return []
 
 
-def redact_command_text(text: str, secrets: list[str] | None = None) -> str:
-    """A shell command line (or a label) with its secrets redacted, its form kept."""
+def _json_body(body: bytes, content_type: str) -> object | None:
+    if "json" not in content_type.lower():
+        return None
     try:
-        tokens = shlex.split(text)
-    except ValueError:
-        tokens = text.split()
-    found = secrets if secrets is not None else []
-    redacted = redact_argv(tokens, found)
-    for token, clean in zip(tokens, redacted, strict=True):
-        if token != clean:
-            if token not in text:  # quoting changed its spelling: rebuild the line
-                return shlex.join(redacted)
-            text = text.replace(token, clean)
-    return scrub(text, _scrubbable(found))
+        data: object = json.loads(body)
+    except (ValueError, UnicodeDecodeError):
+        return None
+    return data
 
 
-@dataclass(frozen=True)
-class CommandLocator:
-    """The identity of a command's output: argv (secrets redacted) and working directory.
-
-    ``locator`` is ``COMMAND-LINE (in CWD)``, the command line being the
-    shell-quoted argv (``shlex.join``), which is unambiguous; piped text is
-    ``stdin: LABEL (in CWD)``.
-    """
-
-    argv: tuple[str, ...]  # redacted
-    cwd: str
-    command_line: str  # redacted, as people read it
-    locator: str
+def _json_items(data: object) -> Iterable[tuple[str, object]]:
+    if isinstance(data, dict):
+        for key, value in data.items():
+            yield str(key), value
+            yield from _json_items(value)
+    elif isinstance(data, list):
+        for item in data:
+            yield from _json_items(item)
 
 
-def command_locator(
-    argv: Sequence[str], cwd: str | os.PathLike[str] | None = None, *, shell: bool = False
-) -> CommandLocator:
-    """The locator of running ``argv`` in ``cwd`` (default: the working directory).
-
-    With ``shell``, ``argv`` is joined with spaces into one script for
-    ``sh -c``, so ``run --shell -- 'ls | wc -l'`` and ``run -- sh -c 'ls | wc -l'``
-    are one source. Raises InvalidArgument for an empty command and
-    InvalidPath for a ``cwd`` that is not a directory.
-    """
-    if not argv or not any(argv) or (shell and not " ".join(argv).strip()):
-        raise InvalidArgument("no command to run", hint="fetchledger run -- CMD ARGS...")
-    if any("\0" in arg for arg in argv):
-        raise InvalidArgument("a command argument contains a NUL byte")
-    folder = working_directory(cwd)
-    shown = _shown_argv(argv, shell=shell)
-    return CommandLocator(shown, folder, command_line(argv, shell=shell),
-                          f"{shlex.join(shown)} (in {folder})")
+def _json_redacted(data: object) -> object:
+    if isinstance(data, dict):
+        return {k: REDACTED if is_secret_param(str(k)) and not isinstance(v, (dict, list))
+                else _json_redacted(v) for k, v in data.items()}
+    if isinstance(data, list):
+        return [_json_redacted(item) for item in data]
+    return data
 
 
-def command_line(argv: Sequence[str], *, shell: bool = False) -> str:
-    """The command as people read it, secrets redacted: the shell-quoted argv, or
-    the script itself with ``shell``. Never raises."""
-    if shell:
-        return _shown_argv(argv, shell=True)[2]
-    return shlex.join(_shown_argv(argv, shell=False))
+def _is_form(content_type: str) -> bool:
+    return content_type.lower().split(";")[0].strip() == "application/x-www-form-urlencoded"
 
 
-def _shown_argv(argv: Sequence[str], *, shell: bool) -> tuple[str, ...]:
-    if shell:
-        return ("sh", "-c", redact_command_text(" ".join(argv)))
-    return tuple(redact_argv(argv))
+def redact_body(body: bytes, content_type: str) -> bytes:
+    """The body with secret fields of a form or JSON body replaced by ``REDACTED``."""
+    data = _json_body(body, content_type)
+    if data is not None:
+        return json.dumps(_json_redacted(data), sort_keys=True, ensure_ascii=False).encode()
+    if _is_form(content_type):
+        pairs = parse_qsl(body.decode("utf-8", "replace"), keep_blank_values=True)
+        return urlencode([(k, REDACTED if is_secret_param(k) else v) for k, v in pairs],
+                         quote_via=quote).encode()
+    return body
 
 
-def piped_locator(label: str, cwd: str | os.PathLike[str] | None = None) -> CommandLocator:
-    """The locator of text piped in (``read - --label LABEL``): the label and folder."""
-    shown = one_line_label(label)
-    if not shown:
-        raise InvalidArgument("--label must name what produced the piped text",
-                              hint='e.g. fetchledger read - --label "git log -5"')
-    folder = working_directory(cwd)
-    clean = redact_command_text(shown)
-    return CommandLocator((), folder, clean, f"stdin: {clean} (in {folder})")
-
-
-def one_line_label(label: str) -> str:
-    return " ".join(label.split())
-
-
-def working_directory(cwd: str | os.PathLike[str] | None) -> str:
-    """The resolved working directory; InvalidPath when it is not a directory."""
-    given = Path(cwd).expanduser() if cwd is not None else Path.cwd()
-    try:
-        resolved = given.resolve(strict=True)
-    except (OSError, RuntimeError) as exc:
-        raise InvalidPath(f"no such directory: {cwd}") from exc
-    if not resolved.is_dir():
-        raise InvalidPath(f"{cwd} is not a directory")
-    return str(resolved)
+def http_locator(method: str, url: str | httpx.URL, body: bytes | None = None,
+                 content_type: str = "") -> str:
+    """Identity of a request other than a plain GET: ``POST https://host/path`` plus
+    ``body:sha256=...`` of the (secret-redacted) body when there is one."""
+    locator = f"{method.upper()} {normalize_url(url)}"
+    if body:
+        digest = hashlib.sha256(redact_body(body, content_type)).hexdigest()
+        locator += f" body:sha256={digest}"
+    return locator

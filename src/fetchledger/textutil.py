@@ -156,6 +156,9 @@ def decode_bytes(raw: bytes, declared: str | None = None, *, locator: str = "") 
         return raw.decode("utf-8")
     except UnicodeDecodeError:
         pass
+    mostly = _mostly_utf8(raw)
+    if mostly is not None:
+        return mostly
     if len(raw) < 200:
         # Too little text for detection to be reliable: read it as Windows-1252,
         # the legacy encoding of most non-UTF-8 text on the web.
@@ -166,6 +169,19 @@ def decode_bytes(raw: bytes, declared: str | None = None, *, locator: str = "") 
     if best is None:
         raise UnsupportedType("content is not text in any known encoding", locator=locator)
     return str(best)
+
+
+_NON_ASCII = re.compile(r"[^\x00-\x7f\ufffd]")
+
+
+def _mostly_utf8(raw: bytes) -> str | None:
+    """UTF-8 with a few stray bytes (a Latin-1 character pasted into a UTF-8 page) is
+    read as browsers read it: UTF-8, the stray bytes replaced. Detection would garble
+    every other character of the page instead."""
+    text = raw.decode("utf-8", errors="replace")
+    stray = text.count("\ufffd") - raw.count("\ufffd".encode())
+    valid = len(_NON_ASCII.findall(text))
+    return text if stray > 0 and valid >= 4 * stray else None
 
 
 def _codec_name(declared: str) -> str:

@@ -35,6 +35,7 @@ from dataclasses import dataclass, replace
 from typing import IO, Any
 
 from .._version import __version__
+from ..command_locators import CommandLocator, command_locator, piped_locator, secret_values
 from ..config import Limits
 from ..document import Document
 from ..errors import (
@@ -45,7 +46,7 @@ from ..errors import (
     TooLarge,
     UnsupportedType,
 )
-from ..locators import REDACTED, CommandLocator, command_locator, piped_locator, secret_values
+from ..locators import REDACTED
 from ..textutil import clean_lines, looks_binary, one_line
 
 __all__ = ["CommandAdapter", "CommandOutput", "decode_output", "output_text"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from ..locators import command_line
+from ..command_locators import command_line
 from ._base import cli, emit_outcomes, global_options, k_option, open_ledger, query_option
 
 
@@ -43,5 +43,5 @@ def run(ctx: click.Context, argv: tuple[str, ...], timeout: float | None, cwd: s
         lambda command: ledger.run(command, timeout=timeout, cwd=cwd, shell=shell,
                                    stderr=with_stderr, require_success=require_success,
                                    query=query, k=k),
-        describe=lambda command: command_line(command, shell=shell))
+        shown=lambda command: command_line(command, shell=shell))
     emit_outcomes(ctx, outcomes)

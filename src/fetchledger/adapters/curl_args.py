@@ -1,0 +1,375 @@
+"""curl's command-line arguments, parsed as curl reads them, into an HTTP request.
+
+Supported (with curl's meaning): ``-X/--request``, ``-H/--header`` (``"Name:"``
+removes a default header, ``"Name;"`` sends it empty), ``-d/--data``,
+``--data-ascii``, ``--data-raw``, ``--data-binary``, ``--data-urlencode``
+(``@file`` and ``@-`` where curl reads them), ``--json``, ``-G/--get``,
+``-u/--user``, ``-A/--user-agent``, ``-e/--referer``, ``-b/--cookie``,
+``-L/--location``, ``-I/--head``, ``-m/--max-time``, ``--url``, the URL
+anywhere; short flags combine (``-sSL``, ``-XPOST``). Accepted and without
+effect because fetchledger always does it: ``-s``, ``-S``, ``--compressed``,
+``-f/--fail``, ``--no-progress-meter``, ``-N``. Options that would write
+files, disable TLS checks or bypass the address policy are refused.
+
+fetchledger's own options may stand anywhere among them: ``--ledger PATH``,
+``--allow-private``, ``--allow-host NAME``, ``--query Q``, ``--snippets N``
+(see :func:`split_own_options`).
+"""
+
+from __future__ import annotations
+
+import base64
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import quote
+
+from ..errors import InvalidArgument, InvalidPath
+from ..locators import redact_url
+from ..net import HTTPRequest
+
+__all__ = ["CurlCommand", "OwnOptions", "parse_curl_args", "split_own_options"]
+
+# option -> (takes a value, canonical long name)
+_LONG: dict[str, tuple[bool, str]] = {
+    "--request": (True, "request"), "--header": (True, "header"), "--data": (True, "data"),
+    "--data-ascii": (True, "data"), "--data-raw": (True, "data-raw"),
+    "--data-binary": (True, "data-binary"), "--data-urlencode": (True, "data-urlencode"),
+    "--json": (True, "json"), "--get": (False, "get"), "--user": (True, "user"),
+    "--user-agent": (True, "user-agent"), "--referer": (True, "referer"),
+    "--cookie": (True, "cookie"), "--location": (False, "location"), "--head": (False, "head"),
+    "--max-time": (True, "max-time"), "--url": (True, "url"),
+    "--silent": (False, "noop"), "--show-error": (False, "noop"), "--compressed": (False, "noop"),
+    "--fail": (False, "noop"), "--no-progress-meter": (False, "noop"),
+    "--no-buffer": (False, "noop"), "--location-trusted": (False, "location"),
+}
+_SHORT: dict[str, str] = {
+    "X": "--request", "H": "--header", "d": "--data", "G": "--get", "u": "--user",
+    "A": "--user-agent", "e": "--referer", "b": "--cookie", "L": "--location", "I": "--head",
+    "m": "--max-time", "s": "--silent", "S": "--show-error", "f": "--fail", "N": "--no-buffer",
+}
+_REFUSED: dict[str, str] = {
+    "-k": "TLS certificate checks cannot be turned off",
+    "--insecure": "TLS certificate checks cannot be turned off",
+    "-o": "the response goes to the ledger, not to a file",
+    "--output": "the response goes to the ledger, not to a file",
+    "-O": "the response goes to the ledger, not to a file",
+    "--remote-name": "the response goes to the ledger, not to a file",
+    "-x": "a proxy would hide the address connected to from the address policy",
+    "--proxy": "a proxy would hide the address connected to from the address policy",
+    "--resolve": "it would bypass the address policy",
+    "--connect-to": "it would bypass the address policy",
+    "--unix-socket": "it would bypass the address policy",
+    "-F": "multipart forms are not supported; use -d or --json",
+    "--form": "multipart forms are not supported; use -d or --json",
+    "-T": "uploads are not supported; use --data-binary @FILE",
+    "--upload-file": "uploads are not supported; use --data-binary @FILE",
+    "-i": "the response is registered, not printed; `show N` lists its HTTP facts",
+    "--include": "the response is registered, not printed; `show N` lists its HTTP facts",
+}
+
+
+@dataclass(frozen=True)
+class OwnOptions:
+    """fetchledger's options found among curl's arguments."""
+
+    ledger: str | None = None
+    allow_private: bool = False
+    allow_hosts: tuple[str, ...] = ()
+    query: str | None = None
+    k: int | None = None
+
+
+@dataclass(frozen=True)
+class CurlCommand:
+    """A parsed curl command line."""
+
+    url: str
+    method: str
+    headers: tuple[tuple[str, str | None], ...]
+    body: bytes | None
+    follow: bool = False
+    max_time: float | None = None
+    extra_secrets: tuple[str, ...] = field(default=(), compare=False, repr=False)
+
+    @property
+    def content_type(self) -> str:
+        for name, value in self.headers:
+            if name.lower() == "content-type" and value:
+                return value
+        return ""
+
+    @property
+    def shown(self) -> str:
+        """The URL as it may be printed (secrets redacted)."""
+        try:
+            return redact_url(self.url)
+        except Exception:
+            return "the curl request"
+
+    def http_request(self) -> HTTPRequest:
+        return HTTPRequest(self.url, self.method, self.headers, self.body,
+                           follow_redirects=self.follow, total_timeout=self.max_time)
+
+
+def split_own_options(args: Sequence[str]) -> tuple[list[str], OwnOptions]:
+    """Take fetchledger's own options out of curl's arguments (they may stand anywhere;
+    a value that follows a curl option taking one is left alone)."""
+    rest: list[str] = []
+    ledger: str | None = None
+    allow_private = False
+    hosts: list[str] = []
+    query: str | None = None
+    k: int | None = None
+    items = list(args)
+    index = 0
+
+    def value_of(name: str, inline: str | None) -> str:
+        nonlocal index
+        if inline is not None:
+            return inline
+        index += 1
+        if index >= len(items):
+            raise InvalidArgument(f"{name} needs a value")
+        return items[index]
+
+    while index < len(items):
+        arg = items[index]
+        name, eq, inline_value = arg.partition("=") if arg.startswith("--") else (arg, "", "")
+        inline = inline_value if eq else None
+        if arg == "--":
+            rest.extend(items[index:])
+            break
+        if name == "--ledger":
+            ledger = value_of(name, inline)
+        elif arg == "--allow-private":
+            allow_private = True
+        elif name == "--allow-host":
+            hosts.append(value_of(name, inline))
+        elif name == "--query":
+            query = value_of(name, inline)
+        elif name == "--snippets":
+            text = value_of(name, inline)
+            if not text.isdigit() or int(text) < 1:
+                raise InvalidArgument(f"--snippets needs a whole number >= 1, not {text!r}")
+            k = int(text)
+        else:
+            rest.append(arg)
+            if _takes_value(arg) and index + 1 < len(items):
+                index += 1
+                rest.append(items[index])
+        index += 1
+    return rest, OwnOptions(ledger, allow_private, tuple(hosts), query, k)
+
+
+def _takes_value(arg: str) -> bool:
+    if arg.startswith("--"):
+        return _LONG.get(arg, (False, ""))[0]
+    if arg.startswith("-") and len(arg) > 1:
+        for position, letter in enumerate(arg[1:], start=1):
+            long = _SHORT.get(letter)
+            if long and _LONG[long][0]:
+                return position == len(arg) - 1  # the value is the next argument
+    return False
+
+
+def _expand(args: Sequence[str]) -> list[tuple[str, str | None]]:
+    """``(canonical option, value)`` pairs and ``("url", URL)`` for positional arguments."""
+    pairs: list[tuple[str, str | None]] = []
+    items = list(args)
+    index = 0
+    only_urls = False
+    while index < len(items):
+        arg = items[index]
+        index += 1
+        if only_urls or not arg.startswith("-") or arg == "-":
+            pairs.append(("url", arg))
+            continue
+        if arg == "--":
+            only_urls = True
+            continue
+        if arg in _REFUSED:
+            raise InvalidArgument(f"curl option {arg} is not supported: {_REFUSED[arg]}")
+        if arg.startswith("--"):
+            spec = _LONG.get(arg)
+            if spec is None:
+                raise InvalidArgument(f"unknown or unsupported curl option {arg.split('=')[0]}",
+                                      hint="see `fetchledger curl --help`")
+            if spec[0]:
+                if index >= len(items):
+                    raise InvalidArgument(f"curl option {arg} needs a value")
+                pairs.append((spec[1], items[index]))
+                index += 1
+            else:
+                pairs.append((spec[1], None))
+            continue
+        letters = arg[1:]
+        for position, letter in enumerate(letters):
+            if f"-{letter}" in _REFUSED:
+                raise InvalidArgument(f"curl option -{letter} is not supported: "
+                                      f"{_REFUSED['-' + letter]}")
+            long = _SHORT.get(letter)
+            if long is None:
+                raise InvalidArgument(f"unknown or unsupported curl option -{letter}",
+                                      hint="see `fetchledger curl --help`")
+            takes_value, name = _LONG[long]
+            if not takes_value:
+                pairs.append((name, None))
+                continue
+            value = letters[position + 1 :]
+            if not value:
+                if index >= len(items):
+                    raise InvalidArgument(f"curl option -{letter} needs a value")
+                value = items[index]
+                index += 1
+            pairs.append((name, value))
+            break
+    return pairs
+
+
+def _read_data_file(spec: str, *, strip_newlines: bool, read_stdin: Callable[[], bytes]) -> bytes:
+    name = spec[1:]
+    if name == "-":
+        data = read_stdin()
+    else:
+        try:
+            data = Path(name).expanduser().read_bytes()
+        except FileNotFoundError as exc:
+            raise InvalidPath(f"no such file: {name} (curl reads data from @FILE)") from exc
+        except OSError as exc:
+            raise InvalidPath(f"cannot read {name}: {exc.strerror or exc}") from exc
+    return data.replace(b"\r", b"").replace(b"\n", b"") if strip_newlines else data
+
+
+def _urlencoded(spec: str, read_stdin: Callable[[], bytes]) -> bytes:
+    """curl's --data-urlencode forms: content, =content, name=content, @file, name@file."""
+    name, content = "", spec
+    if "=" in spec and not spec.startswith("@") and (
+            "@" not in spec or spec.index("=") < spec.index("@")):
+        name, content = spec.split("=", 1)
+        raw = content.encode()
+    elif "@" in spec:
+        name, file_spec = spec.split("@", 1)
+        raw = _read_data_file("@" + file_spec, strip_newlines=False, read_stdin=read_stdin)
+    else:
+        raw = content.encode()
+    encoded = quote(raw, safe="").encode()
+    return name.encode() + b"=" + encoded if name else encoded
+
+
+def _header(value: str) -> tuple[str, str | None]:
+    name, sep, rest = value.partition(":")
+    if sep:
+        text = rest.strip()
+        return name.strip(), text if text else None
+    if value.endswith(";"):
+        return value[:-1].strip(), ""
+    first = value.split(maxsplit=1)[0] if value.strip() else value
+    raise InvalidArgument(f"a header must look like 'Name: value', not {first!r}")
+
+
+def parse_curl_args(args: Sequence[str], *,
+                    read_stdin: Callable[[], bytes] | None = None) -> CurlCommand:
+    """A CurlCommand from curl's arguments; InvalidArgument (exit 2) for what curl
+    would reject or fetchledger does not support."""
+    stdin = read_stdin or (sys.stdin.buffer.read)
+    urls: list[str] = []
+    method: str | None = None
+    headers: list[tuple[str, str | None]] = []
+    data: list[bytes] = []
+    json_body = get = follow = head = False
+    user = agent = referer = cookie = None
+    max_time: float | None = None
+    for option, value in _expand(args):
+        if option == "url" and value is not None:
+            urls.append(value)
+        elif option == "request":
+            method = value
+        elif option == "header":
+            headers.append(_header(value or ""))
+        elif option in ("data", "data-binary", "json") and value is not None:
+            from_file = value.startswith("@")
+            data.append(_read_data_file(value, strip_newlines=option == "data",
+                                        read_stdin=stdin) if from_file else value.encode())
+            json_body = json_body or option == "json"
+        elif option == "data-raw" and value is not None:
+            data.append(value.encode())
+        elif option == "data-urlencode" and value is not None:
+            data.append(_urlencoded(value, stdin))
+        elif option == "get":
+            get = True
+        elif option == "location":
+            follow = True
+        elif option == "head":
+            head = True
+        elif option == "user":
+            user = value
+        elif option == "user-agent":
+            agent = value
+        elif option == "referer":
+            referer = value
+        elif option == "cookie":
+            cookie = value
+        elif option == "max-time":
+            max_time = _seconds(value or "")
+    return _command(urls, method, headers, data, json_body=json_body, get=get, follow=follow,
+                    head=head, user=user, agent=agent, referer=referer, cookie=cookie,
+                    max_time=max_time)
+
+
+def _seconds(text: str) -> float:
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = -1.0
+    if not 0 < seconds < 86400:
+        raise InvalidArgument(f"--max-time needs a number of seconds > 0, not {text!r}")
+    return seconds
+
+
+def _command(urls: list[str], method: str | None, headers: list[tuple[str, str | None]],
+             data: list[bytes], *, json_body: bool, get: bool, follow: bool, head: bool,
+             user: str | None, agent: str | None, referer: str | None, cookie: str | None,
+             max_time: float | None) -> CurlCommand:
+    if not urls:
+        raise InvalidArgument("no URL given", hint="fetchledger curl [OPTIONS] URL")
+    if len(urls) > 1:
+        raise InvalidArgument(f"one URL per curl command, not {len(urls)}",
+                              hint="use `fetchledger fetch URL...` for several pages")
+    url = urls[0] if "://" in urls[0] else "http://" + urls[0]  # curl's default scheme
+    given = {name.lower() for name, _ in headers}
+    extra: list[tuple[str, str | None]] = []
+    secrets: list[str] = []
+    body: bytes | None = None
+    if data and get:
+        url += ("&" if "?" in url else "?") + b"&".join(data).decode("utf-8", "replace")
+    elif data:
+        body = b"".join(data) if json_body else b"&".join(data)
+        if "content-type" not in given:
+            extra.append(("Content-Type", "application/json" if json_body
+                          else "application/x-www-form-urlencoded"))
+        if json_body and "accept" not in given:
+            extra.append(("Accept", "application/json"))
+    if head and body is not None and method is None:
+        raise InvalidArgument("-I (HEAD) cannot send data; add -G to put it in the URL")
+    if user is not None:
+        if ":" not in user:
+            raise InvalidArgument("-u needs USER:PASSWORD (fetchledger does not prompt)")
+        password = user.split(":", 1)[1]
+        token = base64.b64encode(user.encode()).decode("ascii")
+        secrets.extend((password, token))
+        if "authorization" not in given:
+            extra.append(("Authorization", f"Basic {token}"))
+    for name, value in (("User-Agent", agent), ("Referer", referer)):
+        if value is not None and name.lower() not in given:
+            extra.append((name, value))
+    if cookie is not None:
+        if "=" not in cookie:
+            raise InvalidArgument("-b reads cookies as 'name=value; ...'; cookie files are "
+                                  "not supported")
+        if "cookie" not in given:
+            extra.append(("Cookie", cookie))
+    verb = (method or ("HEAD" if head else "POST" if body is not None else "GET")).upper()
+    return CurlCommand(url=url, method=verb, headers=(*extra, *headers), body=body,
+                       follow=follow, max_time=max_time, extra_secrets=tuple(secrets))

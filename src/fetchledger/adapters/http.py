@@ -1,0 +1,76 @@
+"""curl-style HTTP requests (``fetchledger curl``, ``Ledger.http_request``).
+
+Identity (DESIGN §4): a GET without a body is the web page of its URL — the
+same source as ``fetch`` of that URL. Every other request is kind ``http``,
+identified by method, normalized URL and the SHA-256 of its (secret-redacted)
+body. The response is read by content type as ``fetch`` reads it; a HEAD
+request registers the response's status line and headers.
+
+Secrets the request carries (Authorization, Cookie and API-key headers,
+user-info, secret query parameters and body fields) are sent but never stored:
+locators keep a redaction mark, and any echo of them in the response is
+replaced by ``REDACTED`` before it is stored.
+"""
+
+from __future__ import annotations
+
+from ..config import Limits
+from ..document import Document
+from ..errors import EmptyContent
+from ..locators import REDACTED, http_locator, is_secret_header, secret_values
+from ..net import HTTPClient, HTTPRequest, HTTPResponse
+from .web import Identity, document_from_response, response_meta, scrub_secrets, web_identity
+
+__all__ = ["HttpAdapter", "request_identity", "request_secrets"]
+
+
+def request_identity(request: HTTPRequest) -> Identity:
+    """Who the request is: a web page for a plain GET, else ``METHOD URL [body hash]``.
+    Raises InvalidURL (bad input) for a URL that cannot be requested."""
+    method = request.method.upper()
+    if method == "GET" and not request.content:
+        return web_identity(request.url)
+    locator = http_locator(method, request.url, request.content, _content_type(request))
+    return Identity("http", locator, locator)
+
+
+def request_secrets(request: HTTPRequest, extra: tuple[str, ...] = ()) -> list[str]:
+    """Every secret value the request carries (to scrub from the response)."""
+    found = secret_values(request.url, request.headers, request.content, _content_type(request))
+    return sorted({*found, *(s for s in extra if len(s) >= 6)}, key=len, reverse=True)
+
+
+def _content_type(request: HTTPRequest) -> str:
+    return next((v for n, v in request.headers if n.lower() == "content-type" and v), "")
+
+
+class HttpAdapter:
+    """Sends one request through the shared client and reads its response."""
+
+    def __init__(self, client: HTTPClient, limits: Limits | None = None) -> None:
+        self.client = client
+        self.limits = limits or client.limits
+
+    def load(self, request: HTTPRequest, identity: Identity,
+             extra_secrets: tuple[str, ...] = ()) -> Document:
+        secrets = request_secrets(request, extra_secrets)
+        response = self.client.send(request)
+        if response.method == "HEAD":
+            return scrub_secrets(_headers_document(response, identity), secrets)
+        return document_from_response(response, identity, limits=self.limits, secrets=secrets)
+
+
+def _headers_document(response: HTTPResponse, identity: Identity) -> Document:
+    """A HEAD response as text: the status line, then one header per line (secret
+    headers such as Set-Cookie redacted)."""
+    lines = [f"{response.http_version} {response.status} {response.reason}".strip()]
+    for name, value in response.headers.multi_items():
+        lines.append(f"{name}: {REDACTED if is_secret_header(name) else value}")
+    text = "\n".join(line for line in lines if line.strip())
+    if not text:
+        raise EmptyContent("the response has no headers", locator=identity.display)
+    return Document(
+        kind=identity.kind, locator=identity.locator, display=identity.display, text=text,
+        raw=text.encode(), title=None, extractor="http-headers",
+        extractor_version=response.http_version, meta=response_meta(response))
+

@@ -1,0 +1,75 @@
+"""Verbs over the web: fetch (pages and any URL) and curl (curl-style requests)."""
+
+from __future__ import annotations
+
+import click
+
+from ..errors import BadInput, RetrievalFailed
+from ..results import Failure, Outcome
+from ._base import cli, emit_outcomes, global_options, k_option, open_ledger, query_option, settings
+
+
+@cli.command()
+@click.argument("urls", nargs=-1, required=True, metavar="URL...")
+@query_option
+@k_option(3)
+@click.option("--robots", is_flag=True,
+              help="Honour robots.txt: a disallowed URL fails with robots_denied.")
+@global_options()
+@click.pass_context
+def fetch(ctx: click.Context, urls: tuple[str, ...], query: str | None, k: int,
+          robots: bool) -> None:
+    """Fetch web pages or any http(s) URL and register each.
+
+    HTML gives its main text and metadata; PDF, JSON, plain text, Markdown
+    and CSV are read by content type. Redirects are followed (at most 10,
+    each hop checked by the address policy); loopback and private addresses
+    need --allow-private or --allow-host NAME.
+    """
+    ledger = open_ledger(ctx)
+    emit_outcomes(ctx, ledger.fetch_many(urls, query=query, k=k, robots=robots))
+
+
+@cli.command(context_settings={"ignore_unknown_options": True,
+                               "allow_interspersed_args": False})
+@click.argument("args", nargs=-1, required=True, type=click.UNPROCESSED, metavar="ARGS...")
+@global_options(json_flag=False)
+@click.pass_context
+def curl(ctx: click.Context, args: tuple[str, ...]) -> None:
+    """Send a curl-style request and register the response.
+
+    \b
+    Understood as curl does: -X METHOD, -H 'Name: value', -d/--data,
+    --data-raw, --data-binary, --data-urlencode, --json DATA, -G, -u USER:PASS,
+    -A AGENT, -e REFERER, -b 'name=value', -L, -I, -m/--max-time S, the URL
+    anywhere. Without -L a redirect is not followed (an http_error naming
+    its target), as in curl.
+
+    \b
+    fetchledger's own options may stand anywhere: --ledger PATH,
+    --allow-private, --allow-host NAME, --query Q (rank snippets),
+    --snippets N (how many, default 3). For JSON output put --json before
+    the verb (`fetchledger --json curl ...`): after it, --json is curl's
+    JSON body.
+
+    A GET without a body is the same source as `fetch URL`. Authorization,
+    Cookie and API-key headers, user-info and secret query parameters are
+    sent but never stored or shown.
+    """
+    from ..adapters.curl_args import parse_curl_args, split_own_options  # imports httpx
+
+    rest, own = split_own_options(args)
+    chosen = settings(ctx)
+    if own.ledger:
+        chosen.ledger = own.ledger
+    if own.allow_private:
+        chosen.allow_private = True
+    chosen.allow_hosts.extend(own.allow_hosts)
+    command = parse_curl_args(rest)  # bad input fails here: exit 2, nothing recorded
+    ledger = open_ledger(ctx)
+    outcome: Outcome
+    try:
+        outcome = ledger.curl(command, query=own.query, k=own.k or 3)
+    except (BadInput, RetrievalFailed) as error:
+        outcome = Failure.from_error(command.shown, error)
+    emit_outcomes(ctx, [outcome])

@@ -1,0 +1,135 @@
+"""curl's arguments, read as curl reads them."""
+
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+
+import pytest
+
+from fetchledger.adapters.curl_args import parse_curl_args, split_own_options
+from fetchledger.errors import BadInput, InvalidArgument
+
+
+def headers(args: list[str]) -> dict[str, str | None]:
+    return {name.lower(): value for name, value in parse_curl_args(args).headers}
+
+
+def test_a_plain_get() -> None:
+    command = parse_curl_args(["https://example.com/x"])
+    assert (command.method, command.url, command.body, command.follow) == \
+        ("GET", "https://example.com/x", None, False)
+
+
+def test_url_anywhere_and_flags_combined() -> None:
+    command = parse_curl_args(["-sSL", "https://example.com/", "-XPUT", "-d", "a=1"])
+    assert command.follow and command.method == "PUT" and command.body == b"a=1"
+    assert command.url == "https://example.com/"
+
+
+def test_data_makes_a_form_post_and_joins_with_ampersands() -> None:
+    command = parse_curl_args(["-d", "a=1", "--data", "b=2", "--data-raw", "@c", "u.example"])
+    assert command.method == "POST"
+    assert command.body == b"a=1&b=2&@c"
+    assert command.url == "http://u.example"  # curl's default scheme
+    assert headers(["-d", "a=1", "u.example"])["content-type"] == \
+        "application/x-www-form-urlencoded"
+
+
+def test_json_sets_body_and_headers() -> None:
+    command = parse_curl_args(["--json", '{"a": 1}', "https://api.example/"])
+    assert command.method == "POST" and json.loads(command.body or b"") == {"a": 1}
+    found = headers(["--json", "{}", "https://api.example/"])
+    assert found["content-type"] == "application/json"
+    assert found["accept"] == "application/json"
+    own = headers(["--json", "{}", "-H", "Content-Type: application/vnd.x+json", "h.example"])
+    assert own["content-type"] == "application/vnd.x+json"
+
+
+def test_get_moves_data_into_the_query() -> None:
+    command = parse_curl_args(["-G", "-d", "q=bees", "-d", "n=2", "https://s.example/find?x=1"])
+    assert command.method == "GET" and command.body is None
+    assert command.url == "https://s.example/find?x=1&q=bees&n=2"
+
+
+def test_data_urlencode_forms(tmp_path: Path) -> None:
+    source = tmp_path / "q.txt"
+    source.write_text("a b&c")
+    command = parse_curl_args(["--data-urlencode", "q=a b&c", "--data-urlencode", "=x y",
+                               "--data-urlencode", f"f@{source}", "https://s.example/"])
+    assert command.body == b"q=a%20b%26c&x%20y&f=a%20b%26c"
+
+
+def test_data_from_files_as_curl_reads_them(tmp_path: Path) -> None:
+    source = tmp_path / "body.txt"
+    source.write_bytes(b"line one\r\nline two\n")
+    assert parse_curl_args(["-d", f"@{source}", "h.example"]).body == b"line oneline two"
+    assert parse_curl_args(["--data-binary", f"@{source}", "h.example"]).body == \
+        b"line one\r\nline two\n"
+    assert parse_curl_args(["-d", "@-", "h.example"], read_stdin=lambda: b"from stdin\n"
+                           ).body == b"from stdin"
+    with pytest.raises(BadInput, match=r"no such file"):
+        parse_curl_args(["-d", f"@{tmp_path / 'missing'}", "h.example"])
+
+
+def test_headers_user_agent_referer_cookie_and_user() -> None:
+    found = headers(["-H", "X-Trace: 7", "-H", "Accept:", "-H", "X-Empty;", "-A", "bot/1",
+                     "-e", "https://ref.example/", "-b", "a=1; b=2", "-u", "alice:s3cret",
+                     "https://h.example/"])
+    assert found["x-trace"] == "7"
+    assert found["accept"] is None  # removes the default
+    assert found["x-empty"] == ""
+    assert found["user-agent"] == "bot/1"
+    assert found["referer"] == "https://ref.example/"
+    assert found["cookie"] == "a=1; b=2"
+    assert found["authorization"] == "Basic " + base64.b64encode(b"alice:s3cret").decode()
+    assert "s3cret" in parse_curl_args(["-u", "alice:s3cret", "h.example"]).extra_secrets
+
+
+def test_head_and_max_time() -> None:
+    command = parse_curl_args(["-I", "--max-time", "2.5", "https://h.example/"])
+    assert command.method == "HEAD" and command.max_time == 2.5
+    assert parse_curl_args(["-m", "4", "h.example"]).max_time == 4
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    ([], "no URL"),
+    (["-s"], "no URL"),
+    (["https://a.example/", "https://b.example/"], "one URL"),
+    (["-k", "https://a.example/"], "TLS"),
+    (["--insecure", "https://a.example/"], "TLS"),
+    (["-o", "out.html", "https://a.example/"], "not to a file"),
+    (["-x", "http://proxy:3128", "https://a.example/"], "proxy"),
+    (["--resolve", "a.example:443:10.0.0.1", "https://a.example/"], "address policy"),
+    (["-F", "f=@x", "https://a.example/"], "multipart"),
+    (["--frobnicate", "https://a.example/"], "unsupported curl option --frobnicate"),
+    (["-Z", "https://a.example/"], "unsupported curl option -Z"),
+    (["-H", "NoColonHere", "https://a.example/"], "Name: value"),
+    (["-u", "alice", "https://a.example/"], "USER:PASSWORD"),
+    (["-b", "cookies.txt", "https://a.example/"], "cookie files"),
+    (["--max-time", "soon", "https://a.example/"], "max-time"),
+    (["-I", "-d", "x=1", "https://a.example/"], "HEAD"),
+    (["https://a.example/", "-H"], "needs a value"),
+])
+def test_rejected_command_lines(args: list[str], message: str) -> None:
+    with pytest.raises(InvalidArgument, match=message) as caught:
+        parse_curl_args(args)
+    assert caught.value.exit_code == 2
+
+
+def test_an_error_never_echoes_a_password() -> None:
+    with pytest.raises(InvalidArgument) as caught:
+        parse_curl_args(["-u", "alice", "-H", "Authorization Bearer tok-123", "h.example"])
+    assert "tok-123" not in caught.value.message
+
+
+def test_fetchledger_options_are_taken_out_wherever_they_stand() -> None:
+    rest, own = split_own_options([
+        "--ledger", "/tmp/l.db", "-H", "--ledger", "https://h.example/", "--allow-private",
+        "--allow-host=Intra.Example", "--query", "bees", "--snippets", "5", "--json", "{}"])
+    assert rest == ["-H", "--ledger", "https://h.example/", "--json", "{}"]
+    assert own.ledger == "/tmp/l.db" and own.allow_private
+    assert own.allow_hosts == ("Intra.Example",) and own.query == "bees" and own.k == 5
+    with pytest.raises(InvalidArgument, match=r"snippets"):
+        split_own_options(["--snippets", "0", "h.example"])
