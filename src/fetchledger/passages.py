@@ -349,7 +349,10 @@ def select_quotes(
         return []
     if not order:
         substantial = [i for i, p in enumerate(passages) if _is_substantial(text, p)]
-        order = substantial + [i for i in range(len(passages)) if i not in set(substantial)]
+        taken = set(substantial)
+        # then the rest, but not bare punctuation such as "{" or "],"
+        order = substantial + [i for i, p in enumerate(passages) if i not in taken
+                               and _TOKEN.search(text, p.start, p.end)]
     chosen: list[QuoteSpan] = []
     seen: set[str] = set()
     for index in order:

@@ -23,6 +23,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
+from urllib.parse import unquote, urlsplit
 
 import httpx
 
@@ -287,7 +288,16 @@ def _text_document(kind: str, body: bytes, response: HTTPResponse, identity: Ide
         raise EmptyContent("the body holds only whitespace", locator=identity.display)
     return Document(
         kind=identity.kind, locator=identity.locator, display=identity.display, text=text,
-        raw=body, title=title, extractor=kind, extractor_version=__version__, meta=meta)
+        raw=body, title=title or _file_name(response.display_url), extractor=kind,
+        extractor_version=__version__, meta=meta)
+
+
+def _file_name(url: str) -> str | None:
+    """The last path segment of a URL (``stations.json``): the title of a JSON or
+    text resource that names itself nothing better."""
+    path = urlsplit(url).path.rstrip("/")
+    name = unquote(path.rsplit("/", 1)[-1]) if path else ""
+    return one_line(name) or None
 
 
 # --- secrets -----------------------------------------------------------------------------
