@@ -28,6 +28,7 @@ __all__ = [
     "QuoteSpan",
     "cut_quote",
     "display_line",
+    "is_abbreviation",
     "query_terms",
     "rank",
     "search_words",
@@ -68,8 +69,9 @@ class QuoteSpan:
 _ABBREVIATIONS = frozenset(
     """mr mrs ms dr prof sr jr st mt vs etc e.g i.e eg ie cf al fig figs no nos vol vols
     pp p ed eds approx ca inc ltd co corp dept univ jan feb mar apr jun jul aug sep sept
-    oct nov dec u.s u.k u.n ph.d m.d b.a m.a gen gov sen rep rev est op viz resp incl
-    z.b bzw ggf usw vgl d.h u.a s.o""".split()
+    oct nov dec u.s u.k u.n u.s.a ph.d m.d b.a m.a m.sc b.sc gen gov sen rep rev est op
+    viz resp incl min max sec ch chap eq eqs ref refs art dist
+    z.b bzw ggf usw vgl d.h u.a s.o bzgl evtl inkl""".split()
 )
 # A terminator run, closing quotes/brackets, then whitespace and what can open a sentence.
 _BOUNDARY = re.compile(r"""[.!?…]+["'”’»)\]]*(?=\s+["'“‘«(\[]*[\w¿¡])""")
@@ -77,12 +79,13 @@ _CJK_BOUNDARY = re.compile(r"[。！？]+[」』”’）]*")
 _WORD = re.compile(r"\S+")
 
 
-def _is_abbreviation(line: str, dot: int) -> bool:
-    """True when the '.' at ``dot`` ends an abbreviation or an initial, not a sentence."""
+def is_abbreviation(line: str, dot: int) -> bool:
+    """True when the '.' at ``dot`` ends an abbreviation (Ph.D., e.g., U.S.) or an
+    initial (J. Smith), not a sentence. Shared by stored text and drafts."""
     begin = dot
     while begin > 0 and not line[begin - 1].isspace():
         begin -= 1
-    word = line[begin:dot].lstrip("\"'“‘«([").lower()
+    word = line[begin:dot].lstrip("\"'“‘«([*_").lower()
     if len(word) == 1 and word.isalpha():
         return True  # an initial: "J. Smith"
     return word in _ABBREVIATIONS
@@ -94,7 +97,7 @@ def split_sentences(line: str) -> list[tuple[int, int]]:
     for match in _BOUNDARY.finditer(line):
         if line[match.start()] == "." and match.end() - match.start() >= 1:
             terminator = line[match.start() : match.end()].rstrip("\"'”’»)]")
-            if terminator == "." and _is_abbreviation(line, match.start()):
+            if terminator == "." and is_abbreviation(line, match.start()):
                 continue
         cuts.append(match.end())
     cuts.extend(m.end() for m in _CJK_BOUNDARY.finditer(line))

@@ -11,32 +11,16 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from ..passages import is_abbreviation
+
 __all__ = ["quote_spans", "split_sentences"]
 
-_ABBREVIATIONS = frozenset(
-    """mr mrs ms dr prof sr jr st mt vs etc e.g i.e eg ie cf al fig figs no nos vol vols
-    pp p ed eds approx ca inc ltd co corp dept univ jan feb mar apr jun jul aug sep sept
-    oct nov dec u.s u.k u.n u.s.a ph.d m.d b.a m.a m.sc b.sc gen gov sen rep rev est op
-    viz resp incl min max sec ch chap eq eqs ref refs no art dist
-    z.b bzw ggf usw vgl d.h u.a s.o bzgl ca evtl inkl""".split()
-)
 _TERMINATOR = re.compile(r"[.!?…]+|[。！？]+")
 _CLOSERS = "\"'”’»)]」』）›"
 _CJK_TERMINATORS = "。！？"
 # Opening quote -> the characters that close it.
 _TYPOGRAPHIC = {"“": "”", "„": "“”", "«": "»", "‹": "›", "「": "」", "『": "』"}
 _OPEN_BEFORE = " \t\n([{—–-/\u00a0"
-
-
-def _is_abbreviation(prose: str, dot: int) -> bool:
-    """True when the '.' at ``dot`` ends an abbreviation or an initial."""
-    begin = dot
-    while begin > 0 and not prose[begin - 1].isspace():
-        begin -= 1
-    word = prose[begin:dot].lstrip("\"'“‘«([*_").lower()
-    if len(word) == 1 and word.isalpha():
-        return True  # an initial: "J. Smith"
-    return word in _ABBREVIATIONS
 
 
 def quote_spans(prose: str) -> list[tuple[int, int]]:
@@ -114,7 +98,7 @@ def split_sentences(
                     j = run_end
         if not _opens_sentence(prose, j, cjk=cjk):
             continue
-        if prose[a:b] == "." and not glued and _is_abbreviation(prose, a):
+        if prose[a:b] == "." and not glued and is_abbreviation(prose, a):
             continue
         cuts.append(j)
     spans: list[tuple[int, int]] = []
