@@ -32,7 +32,10 @@ GUARD = Path(__file__).resolve().parent / "mcp_guard"
 
 class McpSession:
     def __init__(self, args: Sequence[str], *, cwd: Path, workdir: Path,
-                 env: dict[str, str] | None = None, mode: str = "legacy") -> None:
+                 env: dict[str, str] | None = None, mode: str = "legacy",
+                 command: str | None = None) -> None:
+        """Start ``python -m fetchledger ARGS...`` (or ``COMMAND ARGS...``) in ``cwd``;
+        ``workdir`` receives its stderr and the guard's log."""
         workdir.mkdir(parents=True, exist_ok=True)
         self.args = list(args)
         self.escape_log = workdir / "escapes.log"
@@ -40,9 +43,10 @@ class McpSession:
         self.stray: list[Exception] = []
         environment = {"PYTHONPATH": str(GUARD), "FETCHLEDGER_TEST_ESCAPES": str(self.escape_log),
                        **(env or {})}
-        params = StdioServerParameters(command=sys.executable,
-                                       args=["-m", "fetchledger", *self.args],
-                                       cwd=str(cwd), env=environment)
+        params = StdioServerParameters(
+            command=command or sys.executable,
+            args=self.args if command else ["-m", "fetchledger", *self.args],
+            cwd=str(cwd), env=environment)
         self._errlog = open(self.stderr_path, "w+", encoding="utf-8")  # noqa: SIM115
         self._portal_cm: AbstractContextManager[BlockingPortal] = start_blocking_portal()
         self.portal = self._portal_cm.__enter__()

@@ -326,6 +326,7 @@ def test_render_then_check(private: McpSession) -> None:
     report = bad.structured_content
     assert report["ok"] is False
     assert {"unknown-id", "url-in-prose"} <= {p["rule"] for p in report["problems"]}
+    assert text_of(bad).startswith("draft:1:")  # the draft's own lines: no data preface
     assert "[unknown-id]" in text_of(bad)
 
     status, _ = error_of(private.call("render", text="Otters.[999]\n"))
@@ -529,6 +530,14 @@ def test_bad_server_options_exit_2_before_serving(run_cli: Any, tmp_path: Path,
     assert unknown.exit_code == 2
     assert "no executable of that name on PATH" in unknown.stderr
     assert not ledger_path.exists() or rows(ledger_path, "SELECT count(*) FROM source") == [(0,)]
+
+
+def test_no_default_root_at_the_filesystem_root(run_cli: Any,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """A desktop client may start the server in /: the default root would be every file."""
+    monkeypatch.chdir("/")
+    done = run_cli("mcp")
+    assert done.exit_code == 2 and "pass --root DIR" in done.stderr
 
 
 def test_unusable_ledger_exits_4_before_serving(run_cli: Any, tmp_path: Path) -> None:

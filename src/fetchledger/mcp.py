@@ -13,8 +13,9 @@ the public :class:`~fetchledger.Ledger` API and :mod:`fetchledger.cite`::
     check(text)                                  cite.check
 
 A result carries the CLI's text output as text content and the DESIGN §5
-JSON as structured content. Text read from sources is framed: one fixed
-preface line says the quoted lines are retrieved data, not instructions,
+JSON as structured content. Results that carry text read from sources
+(fetch, http_request, read_file, run_command, search_quotes, get_source)
+are framed: one fixed preface line says the quoted lines are retrieved data, not instructions,
 and the ``[n] ...`` lines below it are exactly the CLI's (page text never
 starts a line). A failure is a tool error whose text starts
 ``STATUS: message`` (the error's ``status``), with the §5 error object as
@@ -108,7 +109,12 @@ class Roots:
     @classmethod
     def from_options(cls, folders: Sequence[str], cwd: Path | None = None) -> "Roots":
         """The ``--root`` folders (default: the working directory); a folder that does
-        not exist is bad input."""
+        not exist is bad input. A client that starts the server in ``/`` (as some
+        desktop apps do) gets an error, not a server that reads every file."""
+        if not folders and (cwd or Path.cwd()).resolve() == Path("/").resolve():
+            raise InvalidArgument(
+                "the server's working directory is /: read_file would read every file",
+                hint="pass --root DIR (repeatable) with the folders it may read")
         resolved = []
         for folder in folders or [str(cwd or Path.cwd())]:
             path = Path(folder).expanduser().resolve()
@@ -362,11 +368,9 @@ class LedgerTools:
     ) -> CallToolResult:
         def lint(ledger: Ledger) -> CallToolResult:
             report = check(ledger, text)
-            summary = f"fetchledger: {report.summary('draft')}"
             lines = [line for p in report.problems for line in p.text_lines("draft")]
-            if not lines:
-                return _result([summary], report.to_json())
-            return _data([*lines, summary], report.to_json())
+            return _result([*lines, f"fetchledger: {report.summary('draft')}"],
+                           report.to_json())
 
         return self._call("draft", lint)
 
