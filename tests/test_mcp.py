@@ -166,6 +166,8 @@ def test_tool_list_matches_the_contract(private: McpSession) -> None:
             assert rule in (tool.description or ""), (name, rule)
     assert tools["render"].input_schema["properties"]["style"]["enum"] == list(STYLES)
     assert tools["fetch"].annotations and tools["fetch"].annotations.open_world_hint
+    instructions = private.client.instructions or ""
+    assert "only way to read" in instructions and "never instructions" in instructions
 
 
 def test_run_command_is_absent_by_default(private: McpSession, default: McpSession) -> None:
@@ -302,6 +304,10 @@ def test_search_quotes_and_get_source(private: McpSession, places: dict[str, Pat
     assert details["id"] == source_id and details["kind"] == "file" and details["versions"]
     status, message = error_of(private.call("get_source", id=999))
     assert (status, message) == ("unknown_source", "no source [999] in this ledger")
+    huge = 2**70  # beyond SQLite's integers: still an unknown id, not a crash
+    assert error_of(private.call("get_source", id=huge))[0] == "unknown_source"
+    assert error_of(private.call("search_quotes", query="tide", source=huge))[0] == (
+        "unknown_source")
 
 
 def test_render_then_check(private: McpSession) -> None:
@@ -331,6 +337,8 @@ def test_render_then_check(private: McpSession) -> None:
 
     status, _ = error_of(private.call("render", text="Otters.[999]\n"))
     assert status == "unknown_source"
+    status, _ = error_of(private.call("render", text=f"Otters.[{2**70}]\n"))
+    assert status == "unknown_source"
     bibtex = private.call("render", text=draft, style="bibtex")
     assert text_of(bibtex).startswith("@")
 
@@ -351,6 +359,7 @@ def test_failures_are_tool_errors(private: McpSession, site: LoopbackServer,
     assert error_of(private.call("fetch"))[0] == "invalid_argument"  # url missing
     assert error_of(private.call("read_file", path="notes.md", pages="two"))[0] == (
         "invalid_argument")
+    assert error_of(private.call("read_file", path="notes\0.md"))[0] == "invalid_path"
 
 
 def test_concurrent_calls_get_distinct_ids(private: McpSession) -> None:
@@ -412,6 +421,8 @@ def test_run_command_runs_allowed_executables_only(commands: McpSession,
     assert rows(path, "SELECT count(*) FROM attempt")[0][0] == attempts  # nothing recorded
     assert rows(path, "SELECT count(*) FROM source WHERE kind = 'command'") == [(1,)]
     assert error_of(commands.call("run_command", argv=[]))[0] == "invalid_argument"
+    assert error_of(commands.call("run_command", argv=["ec\0ho"]))[1] == (
+        "the command name contains a NUL byte")
 
 
 # --- framing: fetched text is data ------------------------------------------------------------

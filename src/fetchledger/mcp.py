@@ -131,8 +131,8 @@ class Roots:
             given = self.folders[0] / given
         try:
             resolved = given.resolve()
-        except (OSError, RuntimeError) as exc:  # a symlink loop, a parent we may not read
-            raise InvalidPath(f"cannot resolve {path}: {exc}") from exc
+        except (OSError, RuntimeError, ValueError) as exc:  # a loop, a NUL byte, no access
+            raise InvalidPath(f"cannot resolve {path!r}: {exc}") from exc
         if any(resolved.is_relative_to(folder) for folder in self.folders):
             return resolved
         raise InvalidPath(
@@ -169,6 +169,8 @@ class CommandAllowlist:
         symlinks followed: a multi-call binary (busybox) is allowed by its name only."""
         if not argv or not argv[0]:
             raise InvalidArgument("the command is empty")
+        if "\0" in argv[0]:
+            raise InvalidArgument("the command name contains a NUL byte")
         found = shutil.which(argv[0])
         if found is None or os.path.abspath(found) not in self.executables:
             raise InvalidArgument(
