@@ -481,6 +481,25 @@ def test_fetched_text_is_framed_as_data(private: McpSession, site: LoopbackServe
     assert not [line for line in shown if line.startswith(("[9]", "fetchledger:"))]
 
 
+def test_a_bug_is_a_tool_error_too(places: dict[str, Path]) -> None:
+    """An unexpected exception (injected) keeps the STATUS: message form; its traceback
+    goes to the server's stderr, not to the agent."""
+    base = places["base"]
+    session = McpSession(["mcp", "--ledger", str(base / "fault.db")], cwd=places["cwd"],
+                         workdir=base / "fault-logs",
+                         env={"FETCHLEDGER_TEST_FAULT": "fetchledger.ledger:Ledger.details"})
+    try:
+        read = session.call("read_file", path="here.txt")
+        result = session.call("get_source", id=read.structured_content["source"]["id"])
+    finally:
+        session.close()
+    status, message = error_of(result)
+    assert (status, message) == ("error", "get_source failed unexpectedly")
+    assert "injected fault" not in text_of(result)
+    assert "injected fault in fetchledger.ledger:Ledger.details" in session.stderr()
+    assert session.stray == [] and session.escapes() == []
+
+
 # --- the process: stdout is the protocol only; bad options -------------------------------------
 
 

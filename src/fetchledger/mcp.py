@@ -28,6 +28,7 @@ results are framed. Each call opens the ledger afresh, so concurrent calls
 are as safe as concurrent processes.
 """
 
+import logging
 import os
 import shutil
 from collections.abc import Callable, Sequence
@@ -65,6 +66,8 @@ __all__ = [
     "create_server",
     "serve",
 ]
+
+_log = logging.getLogger(__name__)
 
 TOOL_NAMES = ("fetch", "http_request", "read_file", "run_command", "search_quotes",
               "get_source", "render", "check")
@@ -441,7 +444,7 @@ def _tidy(schema: dict[str, Any]) -> dict[str, Any]:
         if variants is not None:
             kept = [v for v in variants if v != {"type": "null"}]
             prop = {**(kept[0] if len(kept) == 1 else {"anyOf": kept}), **prop}
-        if prop.get("default", 0) in (None, ""):  # absent, not a value to send
+        if "default" in prop and prop["default"] in (None, ""):  # absent, not a value
             del prop["default"]
         properties[name] = prop
     return {"type": "object", "properties": properties,
@@ -470,7 +473,8 @@ class FetchLedgerServer(MCPServer[Any]):
 
     def __init__(self, config: ServerConfig) -> None:
         self.tools = _tools(config)
-        # WARNING: the SDK logs every request at INFO on stderr otherwise.
+        # The SDK sets the root logger (stderr) to INFO otherwise: every library's
+        # chatter, HTTP requests among it, would reach the client's log.
         super().__init__("fetchledger", version=__version__, instructions=_INSTRUCTIONS,
                          tools=list(self.tools.values()), log_level="WARNING")
 
@@ -489,9 +493,13 @@ class FetchLedgerServer(MCPServer[Any]):
                                                  hint=f"{name} takes {takes}"))
         try:
             return await super().call_tool(name, arguments, context)
+        except UnexpectedToolError as error:  # a bug: its traceback goes to stderr
+            _log.error("tool %s failed unexpectedly", name, exc_info=error.__cause__)
+            return _failed(name, FetchLedgerError(
+                f"{name} failed unexpectedly", hint="the server's log (stderr) has the details"))
         except ToolError as error:
             cause = error.__cause__
-            if isinstance(error, UnexpectedToolError) or not isinstance(cause, ValidationError):
+            if not isinstance(cause, ValidationError):
                 raise
             return _failed(name, InvalidArgument(_validation_message(cause)))
 

@@ -53,3 +53,19 @@ def _guarded_ex(self: socket.socket, address: Any) -> Any:
 
 socket.socket.connect = _guarded  # type: ignore[method-assign]
 socket.socket.connect_ex = _guarded_ex  # type: ignore[method-assign]
+
+
+# Fault injection for the tests: FETCHLEDGER_TEST_FAULT="module:Class.method" makes that
+# method raise RuntimeError, to see how the server reports a bug.
+_FAULT = os.environ.get("FETCHLEDGER_TEST_FAULT", "")
+if _FAULT:
+    import importlib
+
+    _module_name, _, _attribute = _FAULT.partition(":")
+    _class_name, _, _method = _attribute.partition(".")
+    _owner = getattr(importlib.import_module(_module_name), _class_name)
+
+    def _broken(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError(f"injected fault in {_FAULT}")
+
+    setattr(_owner, _method, _broken)
