@@ -55,6 +55,8 @@ __all__ = ["Ledger"]
 
 T = TypeVar("T")
 
+_MAX_ID = 2**63 - 1  # the largest SQLite INTEGER
+
 
 class Ledger:
     """A ledger file and the adapters that register into it.
@@ -320,6 +322,8 @@ class Ledger:
 
     def source(self, source_id: int) -> Source:
         """One source as of its latest version; UnknownSource if there is none."""
+        if not 0 < source_id <= _MAX_ID:  # SQLite cannot even look such an id up
+            raise UnknownSource(source_id)
         source = self._store.source(source_id)
         if source is None:
             raise UnknownSource(source_id)
