@@ -69,6 +69,16 @@ __all__ = [
 
 _log = logging.getLogger(__name__)
 
+
+def _log_plainly() -> None:
+    """Our own log lines go to stderr unwrapped and undecorated (the SDK's rich
+    handler wraps them to the terminal width, splitting words a reader greps for)."""
+    if not _log.handlers:
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("fetchledger mcp: %(levelname)s: %(message)s"))
+        _log.addHandler(handler)
+        _log.propagate = False
+
 TOOL_NAMES = ("fetch", "http_request", "read_file", "run_command", "search_quotes",
               "get_source", "render", "check")
 
@@ -481,6 +491,7 @@ class FetchLedgerServer(MCPServer[Any]):
         # chatter, HTTP requests among it, would reach the client's log.
         super().__init__("fetchledger", version=__version__, instructions=_INSTRUCTIONS,
                          tools=list(self.tools.values()), log_level="WARNING")
+        _log_plainly()
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None,
