@@ -341,11 +341,13 @@ def sync_transport(policy: AddressPolicy, resolver: Resolver | None) -> httpx.HT
     return transport
 
 
-def async_transport(policy: AddressPolicy, resolver: Resolver | None
-                     ) -> httpx.AsyncHTTPTransport:
+def async_transport(policy: AddressPolicy, resolver: Resolver | None, *,
+                    max_connections: int = 100, max_keepalive: int = 20,
+                    ) -> httpx.AsyncHTTPTransport:
+    """The async transport; a batch over many hosts keeps more connections alive."""
     transport = httpx.AsyncHTTPTransport(trust_env=False)
     transport._pool = httpcore.AsyncConnectionPool(
-        ssl_context=httpx.create_ssl_context(), max_connections=100,
-        max_keepalive_connections=20, keepalive_expiry=5.0,
+        ssl_context=httpx.create_ssl_context(), max_connections=max_connections,
+        max_keepalive_connections=max_keepalive, keepalive_expiry=5.0,
         network_backend=AsyncGuardedBackend(policy, resolver))
     return transport

@@ -8,7 +8,7 @@ Verbs live in one module per area and register on the shared group.
 
 from __future__ import annotations
 
-from . import cite_verbs, ledger_verbs, run_verbs, web_verbs  # noqa: F401  (they register the verbs)
+from . import batch_verbs, cite_verbs, ledger_verbs, run_verbs, web_verbs  # noqa: F401  (they register the verbs)
 from ._base import cli, main
 
 __all__ = ["cli", "main"]
