@@ -43,6 +43,7 @@ import copy
 import email.utils
 import json
 import random
+import ssl
 import time
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Sequence
@@ -50,6 +51,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
+
+import httpx
 
 from .adapters.robots import RobotsCache
 from .adapters.web import Identity, web_identity
@@ -229,8 +232,8 @@ def summary(outcomes: Sequence[BatchOutcome], seconds: float | None = None) -> s
         parts.append(f"{counts.pop('ok')} ok ({new} new source{'s' * (new != 1)})")
     if counts["skipped"]:
         parts.append(f"{counts.pop('skipped')} skipped")
-    parts.extend(f"{n} {status}" for status, n in sorted(counts.items(), key=lambda i: -i[1])
-                 if n)
+    parts.extend(f"{n} {status}" for status, n in sorted(counts.items(),
+                                                        key=lambda i: (-i[1], i[0])) if n)
     total = len(outcomes)
     line = f"{total} input{'s' * (total != 1)}: " + (", ".join(parts) or "nothing to do")
     return line + (f" in {seconds:.1f} s" if seconds is not None else "")
@@ -261,6 +264,7 @@ class _Host:
     resume_at: float = 0.0  # monotonic time before which nothing is sent to it
     in_ring: bool = False
     unreachable: bool = False  # an input used every retry on connection errors
+    client: AsyncHTTPClient | None = None  # its own small connection pool, while needed
 
 
 @dataclass(frozen=True)
@@ -309,9 +313,10 @@ class _Batch:
         self.robots = RobotsCache() if options.robots else None
         self.robots_locks: dict[str, asyncio.Lock] = {}
         self.crash: BaseException | None = None
-        self.pool = WorkerPool(self.workers)
         self.pool_ready: asyncio.Task[WorkerPool] | None = None
-        self.client: AsyncHTTPClient | None = None
+        self.policy = AddressPolicy.of(ledger.allow_private, ledger.allow_hosts)
+        self.tls: ssl.SSLContext | None = None  # one for every host's connection pool
+        self.closing: set[asyncio.Task[None]] = set()
 
     # --- planning ---
 
@@ -363,15 +368,9 @@ class _Batch:
         for job in jobs:
             self._queue(job)
         self.unfinished = len(jobs)
-        ledger = self.ledger
-        policy = AddressPolicy.of(ledger.allow_private, ledger.allow_hosts)
-        connections = max(100, 4 * self.options.concurrency)
-        self.client = AsyncHTTPClient(
-            ledger.limits, allow_private=ledger.allow_private, allow_hosts=ledger.allow_hosts,
-            transport=async_transport(policy, None, max_connections=connections,
-                                      max_keepalive=connections))
         # Workers start (interpreter, imports) while the first requests are out.
-        self.pool_ready = asyncio.create_task(self.pool.start())
+        pool = WorkerPool(min(self.workers, len(jobs)))
+        self.pool_ready = asyncio.create_task(pool.start())
         writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="fetchledger-writer")
         dispatcher = asyncio.create_task(self._dispatch())
         writing = asyncio.create_task(self._write_loop(writer))
@@ -387,12 +386,12 @@ class _Batch:
                 task.cancel()
             with contextlib.suppress(BaseException):
                 await asyncio.gather(dispatcher, writing, *self.tasks, return_exceptions=True)
-            await self.client.aclose()
-            self.client = None
+            await asyncio.gather(*(self._close_client(h) for h in self.hosts.values()),
+                                 *self.closing, return_exceptions=True)
             writer.shutdown(wait=True)
             with contextlib.suppress(BaseException):
                 await self.pool_ready
-            await self.pool.close()
+            await pool.close()
 
     def _queue(self, job: _Job, *, front: bool = False) -> None:
         host = job.host
@@ -456,9 +455,7 @@ class _Batch:
                 self._failed_fetch(job, NetworkError(f"{type(exc).__name__}: {exc}"))
                 return
             finally:
-                job.host.active -= 1
-                self.active -= 1
-                self.wake.set()
+                self._release(job.host)
             job.host.unreachable = False
             result = await self._extract(job, response)
             self._to_writer(_Done(job, result))
@@ -469,14 +466,42 @@ class _Batch:
             self.wake.set()
 
     async def _get(self, job: _Job) -> HTTPResponse:
-        client = self.client
-        assert client is not None
+        client = self._client(job.host)
         if self.robots is not None:
             origin = RobotsCache.robots_url(job.url)
             lock = self.robots_locks.setdefault(origin, asyncio.Lock())
             async with lock:  # one robots.txt request per origin, the others wait for it
                 await self.robots.check_async(job.url, client)
         return await client.send(HTTPRequest(job.url))
+
+    def _client(self, host: _Host) -> AsyncHTTPClient:
+        """The host's own client: a pool of ``per_host`` connections, kept alive while
+        the host has work (one pool for every host would cost a scan of all its
+        connections on every request)."""
+        if host.client is None:
+            if self.tls is None:
+                self.tls = httpx.create_ssl_context()
+            limits, ledger = self.ledger.limits, self.ledger
+            host.client = AsyncHTTPClient(
+                limits, allow_private=ledger.allow_private, allow_hosts=ledger.allow_hosts,
+                transport=async_transport(self.policy, None, max_connections=self.per_host,
+                                          max_keepalive=self.per_host, ssl_context=self.tls))
+        return host.client
+
+    async def _close_client(self, host: _Host) -> None:
+        client, host.client = host.client, None
+        if client is not None:
+            await client.aclose()
+
+    def _release(self, host: _Host) -> None:
+        """A request is over: free its slots; a host with nothing left closes its pool."""
+        host.active -= 1
+        self.active -= 1
+        self.wake.set()
+        if not host.queue and not host.active and host.client is not None:
+            task = asyncio.create_task(self._close_client(host))
+            self.closing.add(task)
+            task.add_done_callback(self.closing.discard)
 
     def _failed_fetch(self, job: _Job, error: RetrievalFailed) -> None:
         delay = self._retry_delay(job, error)
@@ -517,10 +542,10 @@ class _Batch:
 
     async def _extract(self, job: _Job, response: HTTPResponse) -> Prepared | RetrievalFailed:
         assert self.pool_ready is not None
-        await self.pool_ready
+        pool = await self.pool_ready
         while True:
             try:
-                result = await self.pool.call(
+                result = await pool.call(
                     "prepare_response", response, job.identity, self.ledger.limits,
                     tuple(secret_values(job.url)), job.query, job.k)
             except WorkerDied:

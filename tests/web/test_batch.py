@@ -27,12 +27,11 @@ from fetchledger.batch import (
 )
 from fetchledger.batch_worker import WorkerDied, WorkerPool
 from fetchledger.errors import InvalidArgument
+from procs import children_of
 
 from .batchserver import RESET, BatchServer, Gauge, page_reply
 from .webserver import Reply
-
 from conftest import rows
-from procs import children_of
 
 Servers = Callable[..., list[BatchServer]]
 
@@ -176,7 +175,7 @@ def test_global_limit_is_honoured_across_hosts(servers: Servers, led: Ledger) ->
 def test_hosts_take_turns(servers: Servers, led: Ledger) -> None:
     """A long run of one host's URLs first does not starve the others."""
     big, small = servers(2)
-    urls = gen_urls([big], 12, delay=0.05) + [small.url("/gen/900?delay=0.05")]
+    urls = [*gen_urls([big], 12, delay=0.05), small.url("/gen/900?delay=0.05")]
     order: list[str] = []
     batch_outcomes = asyncio.run(led.fetch_many_async(
         urls, per_host=2, on_outcome=lambda o, shown: order.append(shown)))
