@@ -186,6 +186,31 @@ def test_help_names_the_input_forms(run_cli: Any) -> None:
         assert words in result.stdout
 
 
+def test_progress_bar_only_on_a_terminal(run_cli: Any, hosts: list[BatchServer],
+                                         tmp_path: Path, ledger_path: Path) -> None:
+    urls = write(tmp_path / "urls.txt", *(hosts[0].url(f"/gen/{n}") for n in range(3)))
+    piped = run_cli("batch", "--allow-private", str(urls))
+    assert "\x1b" not in piped.stderr and "━" not in piped.stderr
+    ledger_path.unlink()
+    import pty
+
+    controller, terminal = pty.openpty()
+    child = subprocess.Popen([sys.executable, "-m", "fetchledger", "batch", "--allow-private",
+                              str(urls)], stdout=subprocess.PIPE, stderr=terminal,
+                             env={**os.environ, "COLUMNS": "100", "TERM": "xterm"})
+    os.close(terminal)
+    stdout, _ = child.communicate(timeout=60)
+    shown = b""
+    with contextlib.suppress(OSError):  # EIO once the child has closed the terminal
+        while chunk := os.read(controller, 65536):
+            shown += chunk
+    os.close(controller)
+    assert child.returncode == 0
+    assert "━".encode() in shown and re.search(rb"\d/3", shown)  # the bar, on the terminal
+    assert b"fetchledger: batch: 3 inputs: 3 ok" in shown
+    assert b"\x1b" not in stdout and len(stdout.decode().splitlines()) == 12
+
+
 # --- kill -9 and resume ---------------------------------------------------------------------
 
 

@@ -11,7 +11,7 @@ import click
 
 from ..errors import InvalidArgument, InvalidPath
 from ..results import Failure, Retrieval, exit_code_for
-from ._base import cli, global_options, k_option, open_ledger, query_option, settings, warn
+from ._base import cli, global_options, k_option, open_ledger, query_option, settings
 
 if TYPE_CHECKING:
     from ..batch import BatchOutcome
@@ -76,6 +76,7 @@ class _Output:
         self.total = total
         self.progress: Any = None
         self.task: Any = None
+        self.stdout_is_terminal = sys.stdout.isatty()
 
     def __enter__(self) -> _Output:
         if sys.stderr.isatty():
@@ -92,9 +93,9 @@ class _Output:
             self.progress = Progress(
                 TextColumn("batch"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                 TimeRemainingColumn(), console=Console(stderr=True), transient=True,
-                # Lines printed meanwhile go above the bar; stdout only when it is the
-                # terminal too (redirected output must not end up on stderr).
-                redirect_stdout=sys.stdout.isatty(), redirect_stderr=True)
+                # Stray writes go above the bar too; stdout only when it is the terminal
+                # (redirected output must not end up on stderr).
+                redirect_stdout=self.stdout_is_terminal, redirect_stderr=True)
             self.progress.start()
             self.task = self.progress.add_task("batch", total=self.total)
         return self
@@ -108,15 +109,26 @@ class _Output:
         from ..batch import batch_json_line
 
         if self.as_json:
-            click.echo(batch_json_line(outcome, shown))
+            self._line(batch_json_line(outcome, shown))
         elif not isinstance(outcome, Failure):
-            click.echo("\n".join(outcome.text_lines()))
+            for line in outcome.text_lines():
+                self._line(line)
         if isinstance(outcome, Failure):
-            click.echo(outcome.error_line(), err=True)
+            self._line(outcome.error_line(), err=True)
             if outcome.hint:
-                click.echo(f"hint: {outcome.hint}", err=True)
+                self._line(f"hint: {outcome.hint}", err=True)
         elif isinstance(outcome, Retrieval) and not self.as_json:
             for warning in outcome.warnings:
-                warn(f"[{outcome.source.id}] {warning}")
+                self._line(f"fetchledger: warning: [{outcome.source.id}] {warning}", err=True)
         if self.progress is not None:
             self.progress.advance(self.task)
+
+    def _line(self, text: str, *, err: bool = False) -> None:
+        """One line, above the progress bar while it is drawn on the same terminal;
+        never wrapped or read as markup."""
+        if self.progress is not None and (err or self.stdout_is_terminal):
+            from rich.text import Text
+
+            self.progress.console.print(Text(text), soft_wrap=True)
+        else:
+            click.echo(text, err=err)
