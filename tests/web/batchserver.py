@@ -4,6 +4,7 @@ and gauges of the requests and connections each host sees at once.
 ``BatchServer`` extends the web tests' ``LoopbackServer`` (its routes stay) with:
 
 - ``/gen/N`` — an article of its own for every N (``?delay=S`` answers after S s);
+  ``server.times["gen"]`` holds when each arrived;
 - ``/script/NAME`` — the replies queued in ``server.scripts[NAME]``, one per request
   (the last one repeats); ``RESET`` closes the connection without an answer.
   ``server.times[NAME]`` holds when each request arrived (monotonic).
@@ -98,6 +99,7 @@ class BatchServer(LoopbackServer):
         server = handler.server
         assert isinstance(server, BatchServer)
         number = int(handler.path.split("?")[0].rsplit("/", 1)[-1])
+        server.times["gen"].append(time.monotonic())
         with server.in_flight.held(), server.shared.held():
             time.sleep(float(query.get("delay", ["0"])[0]))
             handler.send_body(200, article(number), "text/html; charset=utf-8")

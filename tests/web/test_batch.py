@@ -10,6 +10,9 @@ import asyncio
 import os
 import signal
 import sqlite3
+import subprocess
+import sys
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -27,7 +30,7 @@ from fetchledger.batch import (
 )
 from fetchledger.batch_worker import WorkerDied, WorkerPool
 from fetchledger.errors import InvalidArgument
-from procs import children_of
+from procs import alive, children_of, wait_gone
 
 from .batchserver import RESET, BatchServer, Gauge, page_reply
 from .webserver import Reply
@@ -175,12 +178,11 @@ def test_global_limit_is_honoured_across_hosts(servers: Servers, led: Ledger) ->
 def test_hosts_take_turns(servers: Servers, led: Ledger) -> None:
     """A long run of one host's URLs first does not starve the others."""
     big, small = servers(2)
-    urls = [*gen_urls([big], 12, delay=0.05), small.url("/gen/900?delay=0.05")]
-    order: list[str] = []
-    batch_outcomes = asyncio.run(led.fetch_many_async(
-        urls, per_host=2, on_outcome=lambda o, shown: order.append(shown)))
-    assert all(isinstance(o, Retrieval) for o in batch_outcomes)
-    assert order.index(urls[-1]) < 4
+    urls = [*gen_urls([big], 12, delay=0.2), small.url("/gen/900?delay=0.2")]
+    outcomes = batch(led, urls, per_host=2)
+    assert all(isinstance(o, Retrieval) for o in outcomes)
+    # the small host was asked before the big one's first two requests were over
+    assert small.times["gen"][0] < big.times["gen"][2]
 
 
 # --- retries ------------------------------------------------------------------------------
@@ -411,3 +413,33 @@ def test_integrity_after_a_concurrent_batch(servers: Servers, led: Ledger,
         assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
         ids = [row[0] for row in db.execute("SELECT id FROM source ORDER BY id")]
     assert ids == list(range(1, 25))
+
+
+BUSY_WORKER_PARENT = """
+import subprocess, sys
+worker = subprocess.Popen([sys.executable, "-c", (
+    "import os, time; from fetchledger.batch_worker import die_with_parent; "
+    "die_with_parent(os.getppid()); print('ready', flush=True); time.sleep(60)")],
+    stdout=subprocess.PIPE, text=True)
+worker.stdout.readline()
+print(worker.pid, flush=True)
+worker.wait()
+"""
+
+
+def test_a_busy_worker_dies_with_its_parent() -> None:
+    """Not only an idle worker (whose stdin closes): one in the middle of a long task is
+    killed by the kernel when the batch process is."""
+    parent = subprocess.Popen([sys.executable, "-c", BUSY_WORKER_PARENT],
+                              stdout=subprocess.PIPE, text=True)
+    assert parent.stdout is not None
+    worker = int(parent.stdout.readline())
+    time.sleep(0.1)
+    assert alive(worker)
+    os.kill(parent.pid, signal.SIGKILL)
+    parent.wait()
+    parent.stdout.close()
+    gone = wait_gone(worker, 3.0)
+    if not gone:
+        os.kill(worker, signal.SIGKILL)
+    assert gone, "the worker outlived its parent"
