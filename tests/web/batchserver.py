@@ -100,9 +100,11 @@ class BatchServer(LoopbackServer):
         assert isinstance(server, BatchServer)
         number = int(handler.path.split("?")[0].rsplit("/", 1)[-1])
         server.times["gen"].append(time.monotonic())
+        # Counted from arrival to the end of the wait, before the answer leaves: a
+        # client cannot have started its next request while this one is counted.
         with server.in_flight.held(), server.shared.held():
             time.sleep(float(query.get("delay", ["0"])[0]))
-            handler.send_body(200, article(number), "text/html; charset=utf-8")
+        handler.send_body(200, article(number), "text/html; charset=utf-8")
 
     @staticmethod
     def _scripted(handler: Handler, query: dict[str, list[str]]) -> None:

@@ -153,7 +153,8 @@ def test_sync_convenience_and_per_input_query(servers: Servers, led: Ledger) -> 
 
 def test_per_host_limit_is_honoured_on_every_host(servers: Servers, led: Ledger) -> None:
     hosts = servers(3)
-    outcomes = batch(led, list(gen_urls(hosts, 8, delay=0.1)), per_host=2, concurrency=32)
+    outcomes = batch(led, list(gen_urls(hosts, 8, delay=0.2)), per_host=2, concurrency=32,
+                     robots=False)
     assert all(isinstance(o, Retrieval) for o in outcomes)
     for server in hosts:
         assert server.in_flight.peak == 2  # reached, never passed
@@ -163,14 +164,15 @@ def test_per_host_limit_is_honoured_on_every_host(servers: Servers, led: Ledger)
 
 def test_a_host_is_host_name_and_port(servers: Servers, led: Ledger) -> None:
     ports = servers(3, same_ip=True)  # one address, three ports: three hosts
-    batch(led, list(gen_urls(ports, 4, delay=0.1)), per_host=1)
+    batch(led, list(gen_urls(ports, 4, delay=0.2)), per_host=1, robots=False)
     assert [server.in_flight.peak for server in ports] == [1, 1, 1]
     assert ports[0].shared.peak == 3
 
 
 def test_global_limit_is_honoured_across_hosts(servers: Servers, led: Ledger) -> None:
     hosts = servers(6)
-    outcomes = batch(led, list(gen_urls(hosts, 3, delay=0.1)), concurrency=3, per_host=4)
+    outcomes = batch(led, list(gen_urls(hosts, 3, delay=0.2)), concurrency=3, per_host=4,
+                     robots=False)
     assert all(isinstance(o, Retrieval) for o in outcomes)
     assert hosts[0].shared.peak == 3
 
