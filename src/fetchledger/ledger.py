@@ -305,8 +305,10 @@ class Ledger:
         from .batch import BatchOptions, run_batch
 
         options = BatchOptions(
-            query=query, k=k, concurrency=concurrency or self.limits.batch_concurrency,
-            per_host=per_host or self.limits.batch_per_host, refresh=refresh, robots=robots)
+            query=query, k=k,
+            concurrency=self.limits.batch_concurrency if concurrency is None else concurrency,
+            per_host=self.limits.batch_per_host if per_host is None else per_host,
+            refresh=refresh, robots=robots)
         return await run_batch(self, inputs, options, on_outcome=on_outcome)
 
     def batch(

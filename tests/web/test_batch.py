@@ -104,11 +104,15 @@ def test_retry_after_is_read_as_seconds_or_an_http_date() -> None:
     assert parse_retry_after("Sun, 06 Nov 1994 08:40:00 GMT", now=now) == 0.0
 
 
-def test_options_out_of_range_are_bad_input() -> None:
+def test_options_out_of_range_are_bad_input(led: Ledger, ledger_path: Path) -> None:
     for bad in ({"concurrency": 0}, {"per_host": 0}, {"k": 0}, {"retries": -1},
                 {"workers": 0}):
         with pytest.raises(InvalidArgument):
             BatchOptions(**bad)  # type: ignore[arg-type]
+    for option in ("concurrency", "per_host", "k"):
+        with pytest.raises(InvalidArgument):
+            led.batch(["https://example.org/"], **{option: 0})  # type: ignore[arg-type]
+    assert rows(ledger_path, "SELECT count(*) FROM attempt") == [(0,)]
 
 
 # --- registering ------------------------------------------------------------------------
