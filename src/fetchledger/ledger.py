@@ -319,6 +319,13 @@ class Ledger:
         """:meth:`fetch_many_async` for callers without an event loop."""
         import asyncio
 
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:  # none running: the expected case
+            pass
+        else:
+            raise RuntimeError("Ledger.batch runs its own event loop; inside one, "
+                               "await ledger.fetch_many_async(...) instead")
         return asyncio.run(self.fetch_many_async(
             inputs, query=query, k=k, concurrency=concurrency, per_host=per_host,
             refresh=refresh, robots=robots, on_outcome=on_outcome))

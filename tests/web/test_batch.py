@@ -142,6 +142,14 @@ def test_every_input_registers_once_with_verbatim_snippets(
     assert rows(ledger_path, "SELECT count(*) FROM quote")[0][0] >= 12
 
 
+def test_the_sync_form_refuses_to_run_inside_an_event_loop(led: Ledger) -> None:
+    async def inside() -> None:
+        led.batch(["https://example.org/"])
+
+    with pytest.raises(RuntimeError, match="fetch_many_async"):
+        asyncio.run(inside())
+
+
 def test_sync_convenience_and_per_input_query(servers: Servers, led: Ledger) -> None:
     (host,) = servers(1)
     outcomes = led.batch([BatchInput(host.url("/gen/7"), query="autumn equinoctial", k=1),
