@@ -451,8 +451,9 @@ class _Batch:
             except RetrievalFailed as error:
                 self._failed_fetch(job, error)
                 return
-            except Exception as exc:  # anything the client did not map (an OS error...)
-                self._failed_fetch(job, NetworkError(f"{type(exc).__name__}: {exc}"))
+            except Exception as exc:  # anything the client did not map: recorded, not retried
+                self._to_writer(_Done(job, NetworkError(f"{type(exc).__name__}: {exc}",
+                                                        locator=job.identity.display)))
                 return
             finally:
                 self._release(job.host)

@@ -275,6 +275,30 @@ def test_an_unreachable_host_is_not_retried_for_every_input(led: Ledger) -> None
     assert len(retried) == 1
 
 
+def test_an_unexpected_client_error_is_recorded_not_retried(
+        servers: Servers, led: Ledger, ledger_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from fetchledger.net import AsyncHTTPClient
+
+    (host,) = servers(1)
+    calls: list[str] = []
+    send = AsyncHTTPClient.send
+
+    async def odd(self: AsyncHTTPClient, request: object) -> object:
+        calls.append(request.url)  # type: ignore[attr-defined]
+        if "/gen/2" in request.url:  # type: ignore[attr-defined]
+            raise ValueError("a server the client did not expect")
+        return await send(self, request)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(AsyncHTTPClient, "send", odd)
+    first, second = batch(led, [host.url("/gen/1"), host.url("/gen/2")], robots=False)
+    assert isinstance(first, Retrieval)
+    assert isinstance(second, Failure) and second.status == "network_error"
+    assert second.message == "ValueError: a server the client did not expect"
+    assert calls.count(host.url("/gen/2")) == 1
+    assert rows(ledger_path, "SELECT status, locator FROM attempt WHERE status != 'ok'") == [
+        ("network_error", host.url("/gen/2"))]
+
+
 # --- robots.txt ------------------------------------------------------------------------------
 
 
