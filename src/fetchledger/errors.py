@@ -149,10 +149,11 @@ class HTTPStatusError(RetrievalFailed):
 
     def __init__(
         self, message: str, *, locator: str = "", http_status: int | None = None,
-        hint: str | None = None,
+        hint: str | None = None, retry_after: str | None = None,
     ) -> None:
         super().__init__(message, locator=locator, hint=hint)
         self.http_status = http_status
+        self.retry_after = retry_after  # the Retry-After header, as sent (429, 503)
 
 
 class RetrievalTimeout(RetrievalFailed):

@@ -42,13 +42,14 @@ from .passages import (
 )
 from .prepare import Prepared, prepare
 from .results import Attempt, Failure, Outcome, Retrieval, Snippet, Source, SourceDetails
-from .store import QuoteRow, RecordedQuote, SQLiteStore
+from .store import QuoteRow, RecordedQuote, SQLiteStore, StoredVersion
 from .verbatim import find_verbatim, nearest_passage
 
 if TYPE_CHECKING:
     from .adapters.curl_args import CurlCommand
     from .adapters.http import HttpAdapter
     from .adapters.web import WebAdapter
+    from .batch import BatchInput, BatchOutcome
     from .net import HTTPClient, HTTPRequest
 
 __all__ = ["Ledger"]
@@ -106,7 +107,22 @@ class Ledger:
 
     def register_prepared(self, prepared: Prepared) -> Retrieval:
         """Write a prepared version (see :func:`fetchledger.prepare.prepare`)."""
-        stored = self._store.register(prepared.version, prepared.quote_rows())
+        return self._retrieval(prepared,
+                               self._store.register(prepared.version, prepared.quote_rows()))
+
+    def register_group(
+        self, prepared: Sequence[Prepared],
+        failures: Sequence[tuple[str, str, RetrievalFailed]] = (),
+    ) -> list[Retrieval]:
+        """Write several prepared versions and record several failed attempts
+        ``(kind, locator, error)`` in one transaction, all or nothing (batch writes)."""
+        stored = self._store.register_many(
+            [(p.version, p.quote_rows()) for p in prepared],
+            [(kind, error.locator or locator, error.status, error.message)
+             for kind, locator, error in failures])
+        return [self._retrieval(p, s) for p, s in zip(prepared, stored, strict=True)]
+
+    def _retrieval(self, prepared: Prepared, stored: StoredVersion) -> Retrieval:
         source = self._store.source(stored.source_id, stored.version_number)
         assert source is not None  # it was registered in the same transaction
         snippets = tuple(self._snippet(source.id, stored.version_number, prepared.version.text, q)
@@ -276,6 +292,50 @@ class Ledger:
 
         return self.collect(urls, lambda u: self.fetch(u, query=query, k=k, robots=robots),
                             shown=shown_url)
+
+    async def fetch_many_async(
+        self, inputs: Iterable[str | BatchInput], *, query: str | None = None, k: int = 3,
+        concurrency: int | None = None, per_host: int | None = None, refresh: bool = False,
+        robots: bool = True, on_outcome: Callable[[BatchOutcome, str], None] | None = None,
+    ) -> list[BatchOutcome]:
+        """Batch pre-retrieval: fetch many URLs at once (``concurrency`` requests, at most
+        ``per_host`` per host), extract them on every core and register them; robots.txt
+        honoured unless ``robots=False``. Inputs that already have a source are skipped
+        unless ``refresh``. One outcome per input (Retrieval, Failure or Skipped), in
+        input order; ``on_outcome(outcome, input)`` sees each as it finishes. See
+        :mod:`fetchledger.batch`."""
+        from .batch import BatchOptions, run_batch
+
+        options = BatchOptions(
+            query=query, k=k,
+            concurrency=self.limits.batch_concurrency if concurrency is None else concurrency,
+            per_host=self.limits.batch_per_host if per_host is None else per_host,
+            refresh=refresh, robots=robots)
+        return await run_batch(self, inputs, options, on_outcome=on_outcome)
+
+    def batch(
+        self, inputs: Iterable[str | BatchInput], *, query: str | None = None, k: int = 3,
+        concurrency: int | None = None, per_host: int | None = None, refresh: bool = False,
+        robots: bool = True, on_outcome: Callable[[BatchOutcome, str], None] | None = None,
+    ) -> list[BatchOutcome]:
+        """:meth:`fetch_many_async` for callers without an event loop."""
+        import asyncio
+
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:  # none running: the expected case
+            pass
+        else:
+            raise RuntimeError("Ledger.batch runs its own event loop; inside one, "
+                               "await ledger.fetch_many_async(...) instead")
+        return asyncio.run(self.fetch_many_async(
+            inputs, query=query, k=k, concurrency=concurrency, per_host=per_host,
+            refresh=refresh, robots=robots, on_outcome=on_outcome))
+
+    def source_for(self, locator: str) -> Source | None:
+        """The source a canonical locator (or one of its aliases) names, if any."""
+        source_id = self._store.source_id_for([locator])
+        return None if source_id is None else self._store.source(source_id)
 
     def curl(self, args: Sequence[str] | CurlCommand, *, query: str | None = None,
              k: int = 3) -> Retrieval:

@@ -227,7 +227,8 @@ class _Exchange:
         reason = response.reason_phrase or ""
         where = f" at {redact_url(self.url)}" if self.hops else ""
         if status >= 400:
-            raise HTTPStatusError(f"HTTP {status} {reason}{where}".strip(), http_status=status)
+            raise HTTPStatusError(f"HTTP {status} {reason}{where}".strip(), http_status=status,
+                                  retry_after=response.headers.get("retry-after"))
         if status < 300:
             return None
         location = response.headers.get("location")

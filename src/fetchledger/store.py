@@ -248,35 +248,59 @@ class SQLiteStore:
         """Register one retrieval: find or create the source, add a version when the
         content changed, index its passages, record the quotes and an ``ok`` attempt."""
         with self._write() as db:
-            source_id, new_source = self._find_or_create_source(db, prepared)
-            latest = db.execute(
-                "SELECT v.id, v.number, v.text_sha256, v.raw_sha256 FROM source s "
-                "JOIN version v ON v.id = s.latest_version WHERE s.id = ?", (source_id,)
-            ).fetchone()
-            if latest and (latest[2], latest[3]) == (prepared.text_sha256, prepared.raw_sha256):
-                version_id, number, new_version = latest[0], latest[1], False
-            else:
-                number = latest[1] + 1 if latest else 1
-                version_id = self._insert_version(db, source_id, number, prepared)
-                if latest:
-                    self._unindex_version(db, latest[0])
-                self._index_version(db, version_id, prepared)
-                new_version = True
-            db.execute(
-                "UPDATE source SET last_retrieved = ?, latest_version = ?, "
-                "title = coalesce(?, title), site = coalesce(?, site), "
-                "author = coalesce(?, author), published = coalesce(?, published) "
-                "WHERE id = ?",
-                (prepared.retrieved_at, version_id, prepared.title, prepared.site,
-                 prepared.author, prepared.date, source_id),
+            return self._register(db, prepared, quotes)
+
+    def register_many(
+        self,
+        items: Sequence[tuple[PreparedVersion, Sequence[QuoteRow]]],
+        attempts: Sequence[tuple[str, str, str, str]] = (),
+    ) -> list[StoredVersion]:
+        """Register several retrievals and record failed attempts ``(kind, locator,
+        status, message)`` in ONE transaction: all of them or none (batch writes).
+        Ids are assigned inside it, in the order given."""
+        with self._write() as db:
+            stored = [self._register(db, prepared, quotes) for prepared, quotes in items]
+            now = utc_now()
+            db.executemany(
+                "INSERT INTO attempt (kind, locator, at, status, message) VALUES (?, ?, ?, ?, ?)",
+                [(kind, locator, now, status, message)
+                 for kind, locator, status, message in attempts],
             )
-            self._insert_quotes(db, source_id, version_id, quotes)
-            db.execute(
-                "INSERT INTO attempt (kind, locator, at, status, message, source_id) "
-                "VALUES (?, ?, ?, 'ok', ?, ?)",
-                (prepared.kind, prepared.display, prepared.retrieved_at,
-                 f"registered as [{source_id}] version {number}", source_id),
-            )
+        return stored
+
+    def _register(
+        self, db: sqlite3.Connection, prepared: PreparedVersion, quotes: Sequence[QuoteRow]
+    ) -> StoredVersion:
+        """One registration inside the caller's transaction."""
+        source_id, new_source = self._find_or_create_source(db, prepared)
+        latest = db.execute(
+            "SELECT v.id, v.number, v.text_sha256, v.raw_sha256 FROM source s "
+            "JOIN version v ON v.id = s.latest_version WHERE s.id = ?", (source_id,)
+        ).fetchone()
+        if latest and (latest[2], latest[3]) == (prepared.text_sha256, prepared.raw_sha256):
+            version_id, number, new_version = latest[0], latest[1], False
+        else:
+            number = latest[1] + 1 if latest else 1
+            version_id = self._insert_version(db, source_id, number, prepared)
+            if latest:
+                self._unindex_version(db, latest[0])
+            self._index_version(db, version_id, prepared)
+            new_version = True
+        db.execute(
+            "UPDATE source SET last_retrieved = ?, latest_version = ?, "
+            "title = coalesce(?, title), site = coalesce(?, site), "
+            "author = coalesce(?, author), published = coalesce(?, published) "
+            "WHERE id = ?",
+            (prepared.retrieved_at, version_id, prepared.title, prepared.site,
+             prepared.author, prepared.date, source_id),
+        )
+        self._insert_quotes(db, source_id, version_id, quotes)
+        db.execute(
+            "INSERT INTO attempt (kind, locator, at, status, message, source_id) "
+            "VALUES (?, ?, ?, 'ok', ?, ?)",
+            (prepared.kind, prepared.display, prepared.retrieved_at,
+             f"registered as [{source_id}] version {number}", source_id),
+        )
         return StoredVersion(source_id, version_id, number, new_source, new_version)
 
     def _find_or_create_source(

@@ -8,7 +8,14 @@ Verbs live in one module per area and register on the shared group.
 
 from __future__ import annotations
 
-from . import cite_verbs, ledger_verbs, mcp_verbs, run_verbs, web_verbs  # noqa: F401  (they register the verbs)
+from . import (  # noqa: F401  (they register the verbs)
+    batch_verbs,
+    cite_verbs,
+    ledger_verbs,
+    mcp_verbs,
+    run_verbs,
+    web_verbs,
+)
 from ._base import cli, main
 
 __all__ = ["cli", "main"]

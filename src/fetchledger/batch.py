@@ -1,0 +1,622 @@
+"""Batch pre-retrieval: many URLs fetched at once, registered, resumable.
+
+``fetchledger batch FILE`` and :meth:`fetchledger.Ledger.fetch_many_async`
+(sync: :meth:`~fetchledger.Ledger.batch`) run :func:`run_batch`::
+
+    main process (event loop)                worker processes (one per core)
+    -------------------------                -------------------------------
+    inputs: validate, skip known sources
+    dispatcher: N requests at once, M per host
+      robots.txt, once per origin
+      GET (net.AsyncHTTPClient)       ---->  document_from_response + prepare
+      retry connection errors, 429, 503      (extraction, passages, ranking,
+      (Retry-After honoured, capped)          quotes, hashes, compression)
+    writer thread: one transaction    <----  Prepared
+      per group of finished inputs
+    outcomes: streamed to ``on_outcome`` as they finish, returned in input order
+
+- **Limits.** At most ``concurrency`` requests in flight, at most ``per_host``
+  per host (host name + port); hosts take turns, so one big site cannot hold
+  every slot while others wait.
+- **Retries.** A connection error (refused, reset, broken off), HTTP 429 or
+  503 is retried up to ``retries`` times. The whole host waits: for its
+  ``Retry-After`` (seconds or an HTTP date) when it sends one, else for an
+  exponential backoff. A ``Retry-After`` longer than ``max_retry_wait`` fails
+  the input at once (run the batch again later) rather than asking early. A
+  host that stays unreachable through every retry of one input is not retried
+  for its other inputs.
+- **Resumable.** An input whose URL (or a redirect alias of it) already has a
+  source is skipped unless ``refresh``; failed inputs are simply tried again.
+  Writes are grouped, all or nothing per group, so a killed batch leaves the
+  ledger as of its last group and a re-run picks up the rest.
+- **Duplicates** in one batch are fetched once; the later ones are reported as
+  skipped with the source (or with the same failure).
+- Failures are recorded as attempts, as ``fetch`` records them; bad input
+  (a malformed URL or line) records nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import copy
+import email.utils
+import json
+import random
+import ssl
+import time
+from collections import Counter, deque
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any
+
+import httpx
+
+from .adapters.robots import RobotsCache
+from .adapters.web import Identity, web_identity
+from .addresses import AddressPolicy
+from .batch_worker import WorkerDied, WorkerPool, WorkFailure, usable_cores
+from .connections import async_transport
+from .errors import (
+    BadInput,
+    CorruptContent,
+    HTTPStatusError,
+    InvalidArgument,
+    NetworkError,
+    RetrievalFailed,
+)
+from .locators import parse_http_url, secret_values, shown_url
+from .net import AsyncHTTPClient, HTTPRequest, HTTPResponse
+from .prepare import Prepared
+from .results import Failure, Retrieval, Source
+from .textutil import one_line
+
+if TYPE_CHECKING:
+    from .ledger import Ledger
+
+__all__ = [
+    "BatchInput",
+    "BatchOptions",
+    "BatchOutcome",
+    "Skipped",
+    "batch_json_line",
+    "parse_retry_after",
+    "read_inputs",
+    "run_batch",
+    "summary",
+]
+
+RETRY_STATUSES = frozenset({429, 503})
+
+
+# --- inputs, options, outcomes ----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class BatchInput:
+    """One input: a URL, optionally with its own query and snippet count.
+
+    ``line`` is where it stood in an input file (1-based); ``problem`` says why
+    the line is not a usable input (it becomes a bad-input failure, exit 2).
+    """
+
+    url: str
+    query: str | None = None
+    k: int | None = None
+    line: int | None = None
+    problem: str | None = None
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """An input that already had a source (not fetched again without ``refresh``)."""
+
+    input: str
+    source: Source
+
+    def text_lines(self) -> list[str]:
+        return [self.source.header()]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"input": self.input, "skipped": True, "source": self.source.to_json()}
+
+
+BatchOutcome = Retrieval | Failure | Skipped
+
+
+@dataclass(frozen=True)
+class BatchOptions:
+    """How a batch runs; the defaults are DESIGN §8's."""
+
+    query: str | None = None
+    k: int = 3
+    concurrency: int = 32  # requests in flight at once
+    per_host: int = 4  # requests in flight per host (host name + port)
+    refresh: bool = False  # fetch inputs that already have a source again
+    robots: bool = True  # honour robots.txt
+    retries: int = 3  # after connection errors, 429 and 503
+    backoff: float = 0.5  # first wait without Retry-After, doubled each time (jittered)
+    max_retry_wait: float = 60.0  # the longest Retry-After honoured
+    workers: int | None = None  # extraction processes (default: the usable cores)
+    max_group: int = 64  # registrations written in one transaction at most
+
+    def __post_init__(self) -> None:
+        for name in ("k", "concurrency", "per_host", "max_group"):
+            if getattr(self, name) < 1:
+                raise InvalidArgument(f"{name.replace('_', '-')} must be at least 1, "
+                                      f"not {getattr(self, name)}")
+        if self.retries < 0 or self.backoff < 0 or self.max_retry_wait < 0:
+            raise InvalidArgument("retries, backoff and max_retry_wait cannot be negative")
+        if self.workers is not None and self.workers < 1:
+            raise InvalidArgument(f"workers must be at least 1, not {self.workers}")
+
+
+def read_inputs(lines: Iterable[str]) -> list[BatchInput]:
+    """Inputs from the lines of a file: one URL per line, or a JSON object per line
+    (``{"url": ..., "query": ..., "k": ...}``; other keys are ignored). Blank lines
+    and lines starting with ``#`` are skipped; a malformed line becomes an input
+    with a ``problem``."""
+    inputs = []
+    for number, text in enumerate(lines, start=1):
+        stripped = text.strip().lstrip("\ufeff")
+        if not stripped or stripped.startswith("#"):
+            continue
+        inputs.append(_json_input(stripped, number) if stripped.startswith("{")
+                      else BatchInput(stripped, line=number))
+    return inputs
+
+
+def _json_input(text: str, number: int) -> BatchInput:
+    def bad(why: str) -> BatchInput:
+        return BatchInput(text, line=number, problem=f"line {number}: {why}")
+
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        return bad(f"not valid JSON ({exc})")
+    if not isinstance(data, dict):
+        return bad('a JSON line must be an object such as {"url": "https://..."}')
+    url, query, k = data.get("url"), data.get("query"), data.get("k")
+    if not isinstance(url, str) or not url.strip():
+        return bad('a JSON line needs a "url" string')
+    if query is not None and not isinstance(query, str):
+        return bad('"query" must be a string')
+    if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 1):
+        return bad('"k" must be a whole number of at least 1')
+    return BatchInput(url.strip(), query or None, k, number)
+
+
+def parse_retry_after(value: str | None, now: float | None = None) -> float | None:
+    """Seconds to wait from a Retry-After header: delay-seconds or an HTTP date
+    (RFC 9110 §10.2.3); None when absent or unreadable."""
+    if value is None:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(int(value))
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=timezone.utc)
+    current = datetime.now(timezone.utc).timestamp() if now is None else now
+    return max(0.0, when.timestamp() - current)
+
+
+def batch_json_line(outcome: BatchOutcome, shown: str | None = None) -> str:
+    """One JSON line per input: the §5 object (with the ``input``), an error object,
+    or a skipped object."""
+    data = outcome.to_json()
+    if isinstance(outcome, Retrieval):
+        data = {"input": shown or outcome.source.locator, **data}
+    return json.dumps(data, ensure_ascii=False)
+
+
+def summary(outcomes: Sequence[BatchOutcome], seconds: float | None = None) -> str:
+    """``12 inputs: 9 ok (7 new sources), 2 skipped, 1 http_error`` (then the time)."""
+    counts: Counter[str] = Counter()
+    new = 0
+    for outcome in outcomes:
+        if isinstance(outcome, Retrieval):
+            counts["ok"] += 1
+            new += outcome.new_source
+        elif isinstance(outcome, Skipped):
+            counts["skipped"] += 1
+        else:
+            counts[outcome.status] += 1
+    parts = []
+    if counts["ok"]:
+        parts.append(f"{counts.pop('ok')} ok ({new} new source{'s' * (new != 1)})")
+    if counts["skipped"]:
+        parts.append(f"{counts.pop('skipped')} skipped")
+    parts.extend(f"{n} {status}" for status, n in sorted(counts.items(),
+                                                        key=lambda i: (-i[1], i[0])) if n)
+    total = len(outcomes)
+    line = f"{total} input{'s' * (total != 1)}: " + (", ".join(parts) or "nothing to do")
+    return line + (f" in {seconds:.1f} s" if seconds is not None else "")
+
+
+# --- the run -------------------------------------------------------------------------------
+
+
+@dataclass(eq=False)
+class _Job:
+    index: int  # position in the inputs
+    url: str
+    shown: str  # the input as it may be printed (secrets redacted)
+    identity: Identity
+    host: _Host
+    query: str | None
+    k: int
+    tries: int = 0
+    extraction_tries: int = 0
+    duplicates: list[tuple[int, str]] = field(default_factory=list)  # (index, shown)
+
+
+@dataclass(eq=False)
+class _Host:
+    key: str  # host name + port
+    queue: deque[_Job] = field(default_factory=deque)
+    active: int = 0
+    resume_at: float = 0.0  # monotonic time before which nothing is sent to it
+    in_ring: bool = False
+    unreachable: bool = False  # an input used every retry on connection errors
+    client: AsyncHTTPClient | None = None  # its own small connection pool, while needed
+
+
+@dataclass(frozen=True)
+class _Done:
+    job: _Job
+    result: Prepared | RetrievalFailed
+
+
+async def run_batch(
+    ledger: Ledger,
+    inputs: Iterable[str | BatchInput],
+    options: BatchOptions | None = None,
+    *,
+    on_outcome: Callable[[BatchOutcome, str], None] | None = None,
+) -> list[BatchOutcome]:
+    """Fetch, extract and register every input; one outcome per input, in input order.
+
+    ``on_outcome(outcome, shown_input)`` is called as each input finishes (bad
+    inputs and skipped ones first). A ledger error (exit 4) stops the batch and
+    is raised; everything written before it stays.
+    """
+    return await _Batch(ledger, options or BatchOptions(), on_outcome).run(
+        [i if isinstance(i, BatchInput) else BatchInput(i) for i in inputs])
+
+
+class _Batch:
+    def __init__(self, ledger: Ledger, options: BatchOptions,
+                 on_outcome: Callable[[BatchOutcome, str], None] | None) -> None:
+        self.ledger = ledger
+        self.options = options
+        self.on_outcome = on_outcome
+        self.per_host = min(options.per_host, options.concurrency)
+        self.workers = options.workers or usable_cores()
+        # Fetched but not yet written: bounds the bodies held in memory.
+        self.max_in_progress = 2 * options.concurrency + 2 * self.workers
+        self.outcomes: list[BatchOutcome | None] = []
+        self.hosts: dict[str, _Host] = {}
+        self.ring: deque[_Host] = deque()  # hosts with queued jobs, in turn
+        self.active = 0  # requests in flight
+        self.in_progress = 0  # jobs dispatched and not yet written (or re-queued)
+        self.unfinished = 0
+        self.wake = asyncio.Event()
+        self.write_wake = asyncio.Event()
+        self.to_write: list[_Done] = []
+        self.tasks: set[asyncio.Task[None]] = set()
+        self.robots = RobotsCache() if options.robots else None
+        self.robots_locks: dict[str, asyncio.Lock] = {}
+        self.crash: BaseException | None = None
+        self.pool_ready: asyncio.Task[WorkerPool] | None = None
+        self.policy = AddressPolicy.of(ledger.allow_private, ledger.allow_hosts)
+        self.tls: ssl.SSLContext | None = None  # one for every host's connection pool
+        self.closing: set[asyncio.Task[None]] = set()
+
+    # --- planning ---
+
+    def _emit(self, index: int, outcome: BatchOutcome, shown: str) -> None:
+        self.outcomes[index] = outcome
+        if self.on_outcome is not None:
+            self.on_outcome(outcome, shown)
+
+    def _plan(self, inputs: Sequence[BatchInput]) -> list[_Job]:
+        """Bad inputs and known sources are settled here; the rest become jobs."""
+        self.outcomes = [None] * len(inputs)
+        jobs: list[_Job] = []
+        by_locator: dict[str, _Job] = {}
+        for index, item in enumerate(inputs):
+            shown = shown_url(item.url)
+            try:
+                identity = _identity(item)
+            except BadInput as error:
+                self._emit(index, Failure.from_error(shown, error), shown)
+                continue
+            first = by_locator.get(identity.locator)
+            if first is not None:
+                first.duplicates.append((index, shown))
+                continue
+            known = None if self.options.refresh else self.ledger.source_for(identity.locator)
+            if known is not None:
+                self._emit(index, Skipped(shown, known), shown)
+                continue
+            url = parse_http_url(item.url)
+            key = f"{url.host}:{url.port or (443 if url.scheme == 'https' else 80)}"
+            host = self.hosts.setdefault(key, _Host(key))
+            job = _Job(index, item.url, shown, identity, host,
+                       item.query if item.query is not None else self.options.query,
+                       item.k or self.options.k)
+            by_locator[identity.locator] = job
+            jobs.append(job)
+        return jobs
+
+    # --- running ---
+
+    async def run(self, inputs: Sequence[BatchInput]) -> list[BatchOutcome]:
+        jobs = self._plan(inputs)
+        if jobs:
+            await self._run(jobs)
+        assert all(o is not None for o in self.outcomes)
+        return [o for o in self.outcomes if o is not None]
+
+    async def _run(self, jobs: list[_Job]) -> None:
+        for job in jobs:
+            self._queue(job)
+        self.unfinished = len(jobs)
+        # Workers start (interpreter, imports) while the first requests are out.
+        pool = WorkerPool(min(self.workers, len(jobs)))
+        self.pool_ready = asyncio.create_task(pool.start())
+        writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="fetchledger-writer")
+        dispatcher = asyncio.create_task(self._dispatch())
+        writing = asyncio.create_task(self._write_loop(writer))
+        try:
+            done, _ = await asyncio.wait({dispatcher, writing},
+                                         return_when=asyncio.FIRST_EXCEPTION)
+            for task in done:
+                task.result()  # raises the first failure (a ledger error, a crash)
+            if self.crash is not None:
+                raise self.crash
+        finally:
+            for task in (dispatcher, writing, *self.tasks):
+                task.cancel()
+            with contextlib.suppress(BaseException):
+                await asyncio.gather(dispatcher, writing, *self.tasks, return_exceptions=True)
+            await asyncio.gather(*(self._close_client(h) for h in self.hosts.values()),
+                                 *self.closing, return_exceptions=True)
+            writer.shutdown(wait=True)
+            with contextlib.suppress(BaseException):
+                await self.pool_ready
+            await pool.close()
+
+    def _queue(self, job: _Job, *, front: bool = False) -> None:
+        host = job.host
+        if front:
+            host.queue.appendleft(job)
+        else:
+            host.queue.append(job)
+        if not host.in_ring:
+            host.in_ring = True
+            self.ring.append(host)
+
+    async def _dispatch(self) -> None:
+        while self.unfinished:
+            if self.crash is not None:
+                raise self.crash
+            self.wake.clear()
+            job = self._next_job()
+            if job is not None:
+                task = asyncio.create_task(self._fetch(job))
+                self.tasks.add(task)
+                task.add_done_callback(self.tasks.discard)
+                continue
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self.wake.wait(), self._until_a_host_resumes())
+
+    def _next_job(self) -> _Job | None:
+        """The next job of the next host in turn that has a free slot and is not waiting."""
+        if self.active >= self.options.concurrency or self.in_progress >= self.max_in_progress:
+            return None
+        now = time.monotonic()
+        for _ in range(len(self.ring)):
+            host = self.ring[0]
+            if not host.queue:
+                self.ring.popleft()
+                host.in_ring = False
+                continue
+            self.ring.rotate(-1)
+            if host.active < self.per_host and host.resume_at <= now:
+                host.active += 1
+                self.active += 1
+                self.in_progress += 1
+                return host.queue.popleft()
+        return None
+
+    def _until_a_host_resumes(self) -> float | None:
+        now = time.monotonic()
+        waits = [h.resume_at - now for h in self.ring
+                 if h.queue and h.active < self.per_host and h.resume_at > now]
+        return max(min(waits), 0.001) if waits else None
+
+    # --- one input ---
+
+    async def _fetch(self, job: _Job) -> None:
+        try:
+            try:
+                response = await self._get(job)
+            except RetrievalFailed as error:
+                self._failed_fetch(job, error)
+                return
+            except Exception as exc:  # anything the client did not map: recorded, not retried
+                self._to_writer(_Done(job, NetworkError(f"{type(exc).__name__}: {exc}",
+                                                        locator=job.identity.display)))
+                return
+            finally:
+                self._release(job.host)
+            job.host.unreachable = False
+            result = await self._extract(job, response)
+            self._to_writer(_Done(job, result))
+        except asyncio.CancelledError:
+            raise
+        except BaseException as exc:  # a bug: stop the batch and show it
+            self.crash = exc
+            self.wake.set()
+
+    async def _get(self, job: _Job) -> HTTPResponse:
+        client = self._client(job.host)
+        if self.robots is not None:
+            origin = RobotsCache.robots_url(job.url)
+            lock = self.robots_locks.setdefault(origin, asyncio.Lock())
+            async with lock:  # one robots.txt request per origin, the others wait for it
+                await self.robots.check_async(job.url, client)
+        return await client.send(HTTPRequest(job.url))
+
+    def _client(self, host: _Host) -> AsyncHTTPClient:
+        """The host's own client: a pool of ``per_host`` connections, kept alive while
+        the host has work (one pool for every host would cost a scan of all its
+        connections on every request)."""
+        if host.client is None:
+            if self.tls is None:
+                self.tls = httpx.create_ssl_context()
+            limits, ledger = self.ledger.limits, self.ledger
+            host.client = AsyncHTTPClient(
+                limits, allow_private=ledger.allow_private, allow_hosts=ledger.allow_hosts,
+                transport=async_transport(self.policy, None, max_connections=self.per_host,
+                                          max_keepalive=self.per_host, ssl_context=self.tls))
+        return host.client
+
+    async def _close_client(self, host: _Host) -> None:
+        client, host.client = host.client, None
+        if client is not None:
+            await client.aclose()
+
+    def _release(self, host: _Host) -> None:
+        """A request is over: free its slots; a host with nothing left closes its pool."""
+        host.active -= 1
+        self.active -= 1
+        self.wake.set()
+        if not host.queue and not host.active and host.client is not None:
+            task = asyncio.create_task(self._close_client(host))
+            self.closing.add(task)
+            task.add_done_callback(self.closing.discard)
+
+    def _failed_fetch(self, job: _Job, error: RetrievalFailed) -> None:
+        delay = self._retry_delay(job, error)
+        if isinstance(delay, float):
+            job.tries += 1
+            job.host.resume_at = max(job.host.resume_at, time.monotonic() + delay)
+            self.in_progress -= 1
+            self._queue(job, front=True)
+            return
+        self._to_writer(_Done(job, delay))
+
+    def _retry_delay(self, job: _Job, error: RetrievalFailed) -> float | RetrievalFailed:
+        """Seconds to wait before trying again, or the error to record."""
+        options = self.options
+        connection = isinstance(error, NetworkError)
+        status = error.http_status if isinstance(error, HTTPStatusError) else None
+        if not connection and status not in RETRY_STATUSES:
+            return error
+        if connection and job.host.unreachable:
+            return error
+        wait = None
+        if isinstance(error, HTTPStatusError):
+            wait = parse_retry_after(error.retry_after)
+            if wait is not None and wait > options.max_retry_wait:
+                return _amended(error, f"(Retry-After {wait:g} s is longer than the "
+                                       f"{options.max_retry_wait:g} s a batch waits; run "
+                                       f"the batch again later)")
+        if job.tries >= options.retries:
+            if connection:
+                job.host.unreachable = True
+            if job.tries == 0:
+                return error
+            return _amended(error, f"(after {job.tries} "
+                                   f"retr{'y' if job.tries == 1 else 'ies'})")
+        if wait is None:
+            wait = options.backoff * 2 ** job.tries * (1 + random.random() / 4)
+        return float(wait)
+
+    async def _extract(self, job: _Job, response: HTTPResponse) -> Prepared | RetrievalFailed:
+        assert self.pool_ready is not None
+        pool = await self.pool_ready
+        while True:
+            try:
+                result = await pool.call(
+                    "prepare_response", response, job.identity, self.ledger.limits,
+                    tuple(secret_values(job.url)), job.query, job.k)
+            except WorkerDied:
+                # A worker died on it (a parser crash, or killed): it has been replaced;
+                # try the page once more, and record a page that kills it twice.
+                job.extraction_tries += 1
+                if job.extraction_tries > 1:
+                    return CorruptContent("the extraction process died reading this page",
+                                          locator=job.identity.display)
+                continue
+            if isinstance(result, WorkFailure):
+                return result.error(job.identity.display)
+            assert isinstance(result, Prepared)
+            return result
+
+    def _to_writer(self, done: _Done) -> None:
+        self.to_write.append(done)
+        self.write_wake.set()
+
+    # --- writing ---
+
+    async def _write_loop(self, writer: ThreadPoolExecutor) -> None:
+        """Write what has finished, one transaction per group; whatever finishes while
+        a group is being written forms the next group."""
+        loop = asyncio.get_running_loop()
+        while self.unfinished:
+            if not self.to_write:
+                self.write_wake.clear()
+                await self.write_wake.wait()
+                continue
+            group = self.to_write[: self.options.max_group]
+            del self.to_write[: len(group)]
+            outcomes = await loop.run_in_executor(writer, self._write, group)
+            for done, outcome in zip(group, outcomes, strict=True):
+                self._complete(done.job, outcome)
+
+    def _write(self, group: Sequence[_Done]) -> list[Retrieval | Failure]:
+        prepared = [d.result for d in group if isinstance(d.result, Prepared)]
+        failures = [("web", d.job.identity.display, d.result) for d in group
+                    if isinstance(d.result, RetrievalFailed)]
+        registered = iter(self.ledger.register_group(prepared, failures))
+        return [next(registered) if isinstance(d.result, Prepared)
+                else Failure.from_error(d.job.shown, d.result) for d in group]
+
+    def _complete(self, job: _Job, outcome: Retrieval | Failure) -> None:
+        self._emit(job.index, outcome, job.shown)
+        for index, shown in job.duplicates:
+            same: BatchOutcome = (Skipped(shown, outcome.source)
+                                  if isinstance(outcome, Retrieval)
+                                  else replace(outcome, input=shown))
+            self._emit(index, same, shown)
+        self.unfinished -= 1
+        self.in_progress -= 1
+        self.wake.set()
+
+
+def _identity(item: BatchInput) -> Identity:
+    if item.problem is not None:
+        raise InvalidArgument(item.problem)
+    try:
+        return web_identity(item.url)
+    except BadInput as error:
+        if item.line is None:
+            raise
+        raise type(error)(f"line {item.line}: {error.message}", hint=error.hint) from error
+
+
+def _amended(error: RetrievalFailed, note: str) -> RetrievalFailed:
+    """The same error (class, status, attributes) with a note added to its message."""
+    amended = copy.copy(error)
+    amended.message = f"{error.message} {one_line(note)}"
+    amended.args = (amended.message,)
+    return amended

@@ -1,0 +1,252 @@
+"""The worker side of batch: extraction and preparation in processes of their own.
+
+Extraction is CPU-bound (trafilatura takes about 16 ms for a real page), so
+batch (:mod:`fetchledger.batch`) hands every fetched response to a pool of
+worker processes, one per usable core, which turn it into a
+:class:`~fetchledger.prepare.Prepared` version: the document
+(:func:`~fetchledger.adapters.web.document_from_response`), its passages,
+the ranked quotes, the hashes and the compressed raw bytes. The main
+process only fetches and writes.
+
+A worker is a fresh interpreter (running :func:`serve`) started by the
+batch process, which sends it tasks and reads back results as
+length-prefixed pickles over its stdin and stdout. (Not a
+``multiprocessing`` pool: its fork server and spawn methods run the caller's
+main module again in every worker, and forking a process that runs threads
+can deadlock the child.)
+
+Workers die with their parent: on Linux each asks the kernel for SIGKILL
+when the batch process goes (``prctl(PR_SET_PDEATHSIG)``), then checks that
+its parent is still the batch process (closing the window where it died
+first); elsewhere a watchdog thread polls the batch process. A worker that
+dies is replaced; its task fails as ``corrupt`` after a second try.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ctypes
+import os
+import pickle
+import signal
+import struct
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
+
+from .adapters.web import document_from_response
+from .errors import FetchLedgerError, RetrievalFailed, retrieval_error_for_status
+from .prepare import prepare
+
+if TYPE_CHECKING:
+    from .adapters.web import Identity
+    from .config import Limits
+    from .net import HTTPResponse
+    from .prepare import Prepared
+
+__all__ = [
+    "WorkFailure",
+    "WorkerDied",
+    "WorkerPool",
+    "die_with_parent",
+    "prepare_response",
+    "serve",
+    "usable_cores",
+]
+
+PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+# The worker imports this very fetchledger (not one that the working folder may shadow).
+_PACKAGE_ROOT = str(Path(__file__).resolve().parent.parent)
+_WORKER_MAIN = ("import sys; sys.path[0] = sys.argv[2]; "
+                "from fetchledger.batch_worker import serve; serve(int(sys.argv[1]))")
+_LENGTH = struct.Struct(">Q")
+
+
+@dataclass(frozen=True)
+class WorkFailure:
+    """A failed extraction, as it crosses the process boundary."""
+
+    status: str
+    message: str
+    hint: str | None = None
+
+    def error(self, locator: str) -> RetrievalFailed:
+        return retrieval_error_for_status(self.status)(self.message, locator=locator,
+                                                       hint=self.hint)
+
+
+class WorkerDied(Exception):
+    """The worker process exited (crashed or was killed) before answering."""
+
+
+def prepare_response(
+    response: HTTPResponse, identity: Identity, limits: Limits, secrets: tuple[str, ...],
+    query: str | None, k: int,
+) -> Prepared | WorkFailure:
+    """Extract a fetched response and prepare its version (runs in a worker)."""
+    try:
+        document = document_from_response(response, identity, limits=limits, secrets=secrets)
+        return prepare(document, query=query, k=k, max_raw_stored=limits.max_raw_stored)
+    except FetchLedgerError as error:
+        status = error.status if isinstance(error, RetrievalFailed) else "corrupt"
+        return WorkFailure(status, error.message, error.hint)
+    except Exception as exc:  # a parser bug on one page must not end a batch of thousands
+        return WorkFailure("corrupt", f"the content could not be read ({type(exc).__name__}: "
+                                      f"{exc})")
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (its affinity), at least 1."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+# --- the worker process ---------------------------------------------------------------------
+
+
+def die_with_parent(batch_pid: int) -> None:
+    """Make this process die when the batch process ``batch_pid`` does."""
+    if sys.platform.startswith("linux"):
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if os.getppid() != batch_pid:  # it died before the request took hold
+            os._exit(1)
+    else:
+        threading.Thread(target=_watch, args=(batch_pid,), daemon=True).start()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _watch(pid: int) -> None:
+    while _alive(pid):
+        time.sleep(0.5)
+    os._exit(1)
+
+
+def _read_frame(stream: IO[bytes]) -> bytes | None:
+    head = stream.read(_LENGTH.size)
+    if len(head) < _LENGTH.size:
+        return None
+    (size,) = _LENGTH.unpack(head)
+    body = stream.read(size)
+    return body if len(body) == size else None
+
+
+def serve(batch_pid: int) -> None:
+    """Answer tasks from stdin until it closes: ``(function name, args)`` in,
+    the function's result out."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the batch process's to handle
+    die_with_parent(batch_pid)
+    import logging
+
+    logging.disable(logging.CRITICAL)  # library chatter would interleave with batch output
+    with contextlib.suppress(ImportError):
+        import trafilatura  # noqa: F401  (imported before the first page arrives)
+    functions: dict[str, Callable[..., Any]] = {"prepare_response": prepare_response,
+                                                "ping": os.getpid}
+    stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
+    sys.stdout = sys.stderr  # a stray print must not corrupt the result stream
+    while (frame := _read_frame(stdin)) is not None:
+        name, args = pickle.loads(frame)
+        result = pickle.dumps(functions[name](*args), protocol=pickle.HIGHEST_PROTOCOL)
+        stdout.write(_LENGTH.pack(len(result)) + result)
+        stdout.flush()
+
+
+# --- the pool, in the batch process -------------------------------------------------------
+
+
+class _Worker:
+    def __init__(self, process: asyncio.subprocess.Process) -> None:
+        self.process = process
+
+    async def call(self, name: str, args: tuple[Any, ...]) -> Any:
+        stdin, stdout = self.process.stdin, self.process.stdout
+        assert stdin is not None and stdout is not None
+        task = pickle.dumps((name, args), protocol=pickle.HIGHEST_PROTOCOL)
+        try:
+            stdin.write(_LENGTH.pack(len(task)) + task)
+            await stdin.drain()
+            (size,) = _LENGTH.unpack(await stdout.readexactly(_LENGTH.size))
+            return pickle.loads(await stdout.readexactly(size))
+        except (asyncio.IncompleteReadError, ConnectionError, pickle.UnpicklingError) as exc:
+            raise WorkerDied(f"the extraction process {self.process.pid} died") from exc
+
+    def kill(self) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            self.process.kill()
+
+
+class WorkerPool:
+    """``size`` worker processes; :meth:`call` runs a task on the next idle one."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._idle: asyncio.Queue[_Worker] = asyncio.Queue()
+        self._workers: list[_Worker] = []
+        self._closed = False
+
+    async def start(self) -> WorkerPool:
+        for worker in await asyncio.gather(*(self._spawn() for _ in range(self.size))):
+            self._idle.put_nowait(worker)
+        return self
+
+    async def _spawn(self) -> _Worker:
+        process = await asyncio.create_subprocess_exec(
+            sys.executable, "-c", _WORKER_MAIN, str(os.getpid()), _PACKAGE_ROOT,
+            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+            start_new_session=False)
+        worker = _Worker(process)
+        self._workers.append(worker)
+        return worker
+
+    @property
+    def pids(self) -> list[int]:
+        return [w.process.pid for w in self._workers]
+
+    async def call(self, name: str, *args: Any) -> Any:
+        """Run ``name(*args)`` in a worker. WorkerDied if the worker died on it (it is
+        replaced by a new one)."""
+        worker = await self._idle.get()
+        try:
+            result = await worker.call(name, args)
+        except WorkerDied:
+            worker.kill()
+            self._workers.remove(worker)
+            if not self._closed:
+                self._idle.put_nowait(await self._spawn())
+            raise
+        except BaseException:  # cancelled mid-task: the stream is out of step
+            worker.kill()
+            raise
+        self._idle.put_nowait(worker)
+        return result
+
+    async def close(self, timeout: float = 5.0) -> None:
+        """Let the workers finish and exit (stdin closed); kill any that linger."""
+        self._closed = True
+        for worker in self._workers:
+            if worker.process.stdin is not None:
+                worker.process.stdin.close()
+        for worker in self._workers:
+            try:
+                await asyncio.wait_for(worker.process.wait(), timeout)
+            except (asyncio.TimeoutError, asyncio.CancelledError):
+                worker.kill()
+                await worker.process.wait()
+

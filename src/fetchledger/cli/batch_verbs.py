@@ -1,0 +1,134 @@
+"""The batch verb: many URLs at once, registered, resumable (DESIGN §6)."""
+
+from __future__ import annotations
+
+import sys
+import time
+from types import TracebackType
+from typing import IO, TYPE_CHECKING, Any
+
+import click
+
+from ..errors import InvalidArgument, InvalidPath
+from ..results import Failure, Retrieval, exit_code_for
+from ._base import cli, global_options, k_option, open_ledger, query_option, settings
+
+if TYPE_CHECKING:
+    from ..batch import BatchOutcome
+
+
+@cli.command()
+@click.argument("file", type=click.File("rb"), metavar="FILE|-")
+@query_option
+@k_option(3)
+@click.option("--concurrency", type=click.IntRange(min=1), default=32, show_default=True,
+              help="Requests in flight at once.")
+@click.option("--per-host", type=click.IntRange(min=1), default=4, show_default=True,
+              help="Requests in flight per host (host name and port).")
+@click.option("--refresh", is_flag=True,
+              help="Fetch inputs that already have a source again (a changed page becomes "
+                   "a new version of the same id).")
+@click.option("--no-robots", is_flag=True, help="Ignore robots.txt (honoured by default).")
+@global_options()
+@click.pass_context
+def batch(ctx: click.Context, file: IO[bytes], query: str | None, k: int, concurrency: int,
+          per_host: int, refresh: bool, no_robots: bool) -> None:
+    """Fetch many URLs concurrently and register each; a re-run resumes.
+
+    \b
+    FILE (or - for stdin) holds one URL per line, or one JSON object per line:
+      {"url": "https://...", "query": "ranking words", "k": 5}
+    Blank lines and lines starting with # are ignored.
+
+    Inputs that already have a source are skipped (their header line is
+    printed) unless --refresh; inputs that failed before are tried again.
+    Connection errors, HTTP 429 and 503 are retried, honouring Retry-After.
+    Prints the header and snippet lines of `fetch` as inputs finish (--json:
+    one JSON line per input), a progress bar on a terminal, and a summary by
+    status on stderr. Exit 2 if any input was bad, else 3 if any retrieval
+    failed, else 0.
+    """
+    from ..batch import read_inputs, summary
+
+    name = getattr(file, "name", "-")
+    try:
+        text = file.read().decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InvalidPath(f"{name} is not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
+    inputs = read_inputs(text.splitlines())
+    if not inputs:
+        raise InvalidArgument(f"no URLs in {name} (blank lines and # comments are ignored)")
+    ledger = open_ledger(ctx)
+    started = time.monotonic()
+    with _Output(as_json=settings(ctx).json, total=len(inputs)) as output:
+        outcomes = ledger.batch(inputs, query=query, k=k, concurrency=concurrency,
+                                per_host=per_host, refresh=refresh, robots=not no_robots,
+                                on_outcome=output.emit)
+    click.echo(f"fetchledger: batch: {summary(outcomes, time.monotonic() - started)}", err=True)
+    ctx.exit(exit_code_for(o for o in outcomes if isinstance(o, (Retrieval, Failure))))
+
+
+class _Output:
+    """Prints each outcome as it finishes, with a progress bar when stderr is a terminal."""
+
+    def __init__(self, *, as_json: bool, total: int) -> None:
+        self.as_json = as_json
+        self.total = total
+        self.progress: Any = None
+        self.task: Any = None
+        self.stdout_is_terminal = sys.stdout.isatty()
+
+    def __enter__(self) -> _Output:
+        if sys.stderr.isatty():
+            from rich.console import Console
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeElapsedColumn,
+                TimeRemainingColumn,
+            )
+
+            self.progress = Progress(
+                TextColumn("batch"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                TimeRemainingColumn(), console=Console(stderr=True), transient=True,
+                # Stray writes go above the bar too; stdout only when it is the terminal
+                # (redirected output must not end up on stderr).
+                redirect_stdout=self.stdout_is_terminal, redirect_stderr=True)
+            self.progress.start()
+            self.task = self.progress.add_task("batch", total=self.total)
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 trace: TracebackType | None) -> None:
+        if self.progress is not None:
+            self.progress.stop()
+
+    def emit(self, outcome: BatchOutcome, shown: str) -> None:
+        from ..batch import batch_json_line
+
+        if self.as_json:
+            self._line(batch_json_line(outcome, shown))
+        elif not isinstance(outcome, Failure):
+            for line in outcome.text_lines():
+                self._line(line)
+        if isinstance(outcome, Failure):
+            self._line(outcome.error_line(), err=True)
+            if outcome.hint:
+                self._line(f"hint: {outcome.hint}", err=True)
+        elif isinstance(outcome, Retrieval) and not self.as_json:
+            for warning in outcome.warnings:
+                self._line(f"fetchledger: warning: [{outcome.source.id}] {warning}", err=True)
+        if self.progress is not None:
+            self.progress.advance(self.task)
+
+    def _line(self, text: str, *, err: bool = False) -> None:
+        """One line, above the progress bar while it is drawn on the same terminal;
+        never wrapped or read as markup."""
+        if self.progress is not None and (err or self.stdout_is_terminal):
+            from rich.text import Text
+
+            self.progress.console.print(Text(text), soft_wrap=True)
+        else:
+            click.echo(text, err=err)
