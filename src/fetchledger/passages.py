@@ -189,7 +189,8 @@ def _stem(word: str) -> str:
 
 def tokenize(text: str) -> list[str]:
     """Lowercased, diacritic-free, stemmed word tokens (for ranking only)."""
-    return [_stem(w) for w in _TOKEN.findall(fold_for_match(text))]
+    # Digits stem to themselves; skipping them keeps the stem cache for words.
+    return [w if w.isdigit() else _stem(w) for w in _TOKEN.findall(fold_for_match(text))]
 
 
 def search_words(query: str) -> list[str]:
