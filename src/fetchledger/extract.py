@@ -30,6 +30,9 @@ _META_CHARSET = re.compile(
 # split text nodes and change what its extraction keeps.
 _PARSER = lxml.html.HTMLParser(collect_ids=False, default_doctype=False, remove_comments=True,
                                remove_pis=True)
+_HUGE_PARSER = lxml.html.HTMLParser(collect_ids=False, default_doctype=False,
+                                    remove_comments=True, remove_pis=True, huge_tree=True)
+_HUGE_TEXT_NODE = 10_000_000  # bytes: libxml2's limit on one text node without huge_tree
 # <template> is never rendered; <noscript> only without JavaScript (and mostly says so).
 _INERT = ("template", "noscript")
 _MAYBE_HIDDEN_XPATH = "//*[@hidden or @aria-hidden or @style] | //template | //noscript"
@@ -84,10 +87,14 @@ def _trafilatura_tree(html: str) -> lxml.html.HtmlElement | None:
 
 
 def _tree(html: str, locator: str) -> lxml.html.HtmlElement:
-    tree = _trafilatura_tree(html)
+    # libxml2 silently drops a text node over 10 MB, and everything after it, unless
+    # told to parse a huge tree; a page that may hold one (UTF-8: <= 4 bytes a
+    # character) is parsed so, without trafilatura's small-page repairs.
+    huge = len(html) >= _HUGE_TEXT_NODE // 4
+    tree = None if huge else _trafilatura_tree(html)
     if tree is None:
         try:
-            tree = lxml.html.document_fromstring(html, parser=_PARSER)
+            tree = lxml.html.document_fromstring(html, parser=_HUGE_PARSER if huge else _PARSER)
         except (lxml.etree.ParserError, ValueError) as exc:
             raise CorruptContent(f"cannot parse the HTML: {exc}", locator=locator) from exc
     return tree
