@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -38,11 +39,28 @@ class Measured:
         return dict(json.loads(lines[-1]))
 
 
+# The child reports its own high-water mark (VmHWM, counted from its exec) plus the
+# peak of its own children (the PDF sandbox): ru_maxrss from wait4 would also count
+# the pages of this (large) test process that the child held between fork and exec.
+_PRELUDE = """
+import atexit as _atexit, resource as _resource, sys as _sys
+def _report_peak():
+    with open("/proc/self/status") as status:
+        own = next(int(line.split()[1]) for line in status if line.startswith("VmHWM"))
+    kids = _resource.getrusage(_resource.RUSAGE_CHILDREN).ru_maxrss
+    _sys.stderr.write(f"\\nMEASURED-PEAK-KIB {own} {kids}\\n")
+_atexit.register(_report_peak)
+"""
+_PEAK = re.compile(r"^MEASURED-PEAK-KIB (\d+) (\d+)$", re.MULTILINE)
+
+
 def run_measured(code: str, *args: str, timeout: float = 300.0,
                  env: dict[str, str] | None = None) -> Measured:
-    """Run ``code`` in a fresh interpreter; its peak RSS and wall time."""
+    """Run ``code`` in a fresh interpreter; its peak RSS (its own plus its children's
+    peak, an upper bound of what it held at once) and wall time."""
     started = time.monotonic()
-    child = subprocess.Popen([sys.executable, "-c", code, *args], stdout=subprocess.PIPE,
+    child = subprocess.Popen([sys.executable, "-c", _PRELUDE + code, *args],
+                             stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, env=env)
     out: dict[str, bytes] = {}
 
@@ -62,9 +80,13 @@ def run_measured(code: str, *args: str, timeout: float = 300.0,
     child.returncode = os.waitstatus_to_exitcode(status)  # reaped here, not by Popen
     for reader in readers:
         reader.join()
+    stderr = out.get("err", b"").decode("utf-8", "replace")
+    reported = _PEAK.search(stderr)
+    peak_kib = (int(reported.group(1)) + int(reported.group(2)) if reported
+                else usage.ru_maxrss)  # killed before it could say: the coarser figure
     return Measured(child.returncode, out.get("out", b"").decode("utf-8", "replace"),
-                    out.get("err", b"").decode("utf-8", "replace"),
-                    usage.ru_maxrss / 1024, time.monotonic() - started)
+                    _PEAK.sub("", stderr).strip(), peak_kib / 1024,
+                    time.monotonic() - started)
 
 
 def record_figure(case: str, measured: Measured, **facts: Any) -> None:

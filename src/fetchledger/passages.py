@@ -350,7 +350,8 @@ def select_quotes(
         return []
     if not order:
         substantial = [i for i, p in enumerate(passages) if _is_substantial(text, p)]
-        order = substantial + [i for i in range(len(passages)) if i not in set(substantial)]
+        first = set(substantial)  # built once: per passage, it made this quadratic
+        order = substantial + [i for i in range(len(passages)) if i not in first]
     chosen: list[QuoteSpan] = []
     seen: set[str] = set()
     for index in order:
