@@ -315,7 +315,7 @@ def _best_window(
     if best is None:  # not one word fits: a hard cut at the start
         return start, start + max_chars
     _, first, last = best
-    if terms:  # shrink to the hits, then grow evenly so they sit mid-window
+    if best[0]:  # shrink to the hits, then grow evenly so they sit mid-window
         hit_words = [i for i in range(first, last + 1) if hits[i]]
         first, last = hit_words[0], hit_words[-1]
         grew = True
