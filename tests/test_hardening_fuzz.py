@@ -274,7 +274,7 @@ def test_curl_arguments_raise_only_bad_input(tmp_path: Path, monkeypatch: pytest
 def test_the_profile_is_bounded_in_make_test() -> None:
     """make test keeps its budget; make hardening asks for the heavy profile."""
     heavy = os.environ.get("FETCHLEDGER_HARDENING") == "1"
-    assert EXAMPLES == (2_000 if heavy else 100)
+    assert (2_000 if heavy else 100) == EXAMPLES
 
 
 # --- what the fuzzing found (kept as plain regression tests) ----------------------------------
