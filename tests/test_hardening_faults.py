@@ -27,8 +27,6 @@ from fetchledger.errors import LedgerError
 from fetchledger.passages import split_passages
 from measured import HEAVY
 
-from conftest import rows
-
 KILLS = 40 if HEAVY else 6
 
 # A writer that never stops: documents of varied sizes (a line to ~100 kB), one in
