@@ -44,8 +44,9 @@ def read_measured(ledger_path: Path, path: Path, query: str = "", **limits: obje
     run = run_measured(READ, str(ledger_path), str(path), query, json.dumps(limits))
     assert run.returncode == 0, run.stderr[-3000:]
     assert "Traceback" not in run.stderr
-    record_figure(path.name, run, size=path.stat().st_size)
-    return run.result(), run.peak_mib, run.seconds
+    result = run.result()
+    record_figure(f"{path.name} ({path.stat().st_size:,} bytes)", run, status=result["status"])
+    return result, run.peak_mib, run.seconds
 
 
 def prose(size: int, seed: int = 5) -> str:
