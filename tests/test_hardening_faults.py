@@ -4,7 +4,7 @@ sources and new versions), then integrity, dense ids and a consistent full-text
 index; a ledger written by a newer schema refused by every verb (exit 4, untouched);
 a full disk and a read-only ledger through the Python API.
 
-``make hardening`` (FETCHLEDGER_HARDENING=1) kills 40 times instead of 10.
+``make hardening`` (FETCHLEDGER_HARDENING=1) kills 40 times instead of 5.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from fetchledger.errors import LedgerError
 from fetchledger.passages import split_passages
 from measured import HEAVY
 
-KILLS = 40 if HEAVY else 6
+KILLS = 40 if HEAVY else 5
 
 # A writer that never stops: documents of varied sizes (a line to ~100 kB), one in
 # three a new version of an earlier locator; it reports each completed registration.
