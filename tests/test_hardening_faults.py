@@ -32,15 +32,16 @@ KILLS = 40 if HEAVY else 5
 # A writer that never stops: documents of varied sizes (a line to ~100 kB), one in
 # three a new version of an earlier locator; it reports each completed registration.
 WRITER = textwrap.dedent("""
-    import random, sys
+    import random, sys, time
     from fetchledger import Document, Ledger
-    ledger_path, name, seed = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    ledger_path, name, seed, count = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+    sizes = [int(size) for size in sys.argv[5].split(",")]
     rng = random.Random(seed)
     words = "tide gauge harbour water level north bank spring rose fell".split()
     with Ledger(ledger_path) as ledger:
         print("ready", flush=True)
-        for n in range(10**6):
-            size = rng.choice([1, 5, 40, 400, 1500])
+        for n in range(count):
+            size = rng.choice(sizes)
             lines = [" ".join(rng.choice(words) for _ in range(9)).capitalize()
                      + f" record {name}-{n}-{i}." for i in range(size)]
             locator = f"/{name}/{rng.randrange(n + 1) if n and n % 3 == 0 else n}"
@@ -48,11 +49,16 @@ WRITER = textwrap.dedent("""
                                            text="\\n".join(lines), raw=b"raw"),
                                   query="harbour", k=2)
             print("done", got.source.id, flush=True)
+    time.sleep(3600)  # done: wait for the kill like the others
 """)
+# Under make hardening: more kills, fewer registrations each, smaller documents
+# (a ledger that grows without end only measures the disk).
+PER_WRITER, SIZES = ("200", "1,5,40,400") if HEAVY else ("100000", "1,5,40,400,1500")
 
 
 def start_writer(ledger_path: Path, name: str, seed: int) -> subprocess.Popen[str]:
-    child = subprocess.Popen([sys.executable, "-c", WRITER, str(ledger_path), name, str(seed)],
+    child = subprocess.Popen([sys.executable, "-c", WRITER, str(ledger_path), name, str(seed),
+                              PER_WRITER, SIZES],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert child.stdout is not None
     assert child.stdout.readline().strip() == "ready", child.stderr.read() if child.stderr \
