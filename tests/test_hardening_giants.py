@@ -46,7 +46,10 @@ def read_measured(ledger_path: Path, path: Path, query: str = "", **limits: obje
     assert run.returncode == 0, run.stderr[-3000:]
     assert "Traceback" not in run.stderr
     result = run.result()
-    record_figure(f"{path.name} ({path.stat().st_size:,} bytes)", run, status=result["status"])
+    shown = "".join(f", {name}={value:,}" if isinstance(value, int) else f", {name}={value}"
+                    for name, value in limits.items())
+    record_figure(f"{path.name} ({path.stat().st_size:,} bytes{shown})", run,
+                  status=result["status"])
     return result, run.peak_mib, run.seconds
 
 
