@@ -25,6 +25,7 @@ import pytest
 from fetchledger import Ledger
 from fetchledger.errors import LedgerError
 from fetchledger.passages import split_passages
+
 from measured import HEAVY
 
 KILLS = 40 if HEAVY else 5

@@ -29,9 +29,9 @@ from fetchledger.errors import BadInput, InvalidArgument, InvalidURL, UnknownSou
 from fetchledger.locators import REDACTED, normalize_url, parse_http_url, redact_url
 from fetchledger.passages import MAX_PASSAGE, MAX_QUOTE, select_quotes, split_passages
 from fetchledger.textutil import LINE_BREAKS, clean_lines
-from measured import FIGURES, HEAVY
 
 from cite_sources import seed
+from measured import FIGURES, HEAVY
 
 EXAMPLES = 2_000 if HEAVY else 100
 FUZZ = settings(max_examples=EXAMPLES, deadline=None,

@@ -18,10 +18,10 @@ import pytest
 from fetchledger import Ledger, Limits
 from fetchledger.extract import extract_html
 from fetchledger.passages import MAX_PASSAGE, MAX_QUOTE
-from measured import HEAVY, record_figure, run_measured
 from pdfgen import RawPage, flate_bomb_pdf, make_pdf
 
 from conftest import rows
+from measured import HEAVY, record_figure, run_measured
 
 MIB = 1 << 20
 READ = """

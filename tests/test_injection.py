@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from fetchledger import Document, Ledger
 from fetchledger.results import outcomes_text
 from fetchledger.textutil import LINE_BREAKS
+
 from web.webserver import LoopbackServer, Reply
 
 SNIPPET = re.compile(r'^\[(\d+)\] "(.*)"( \(p\. [^)]+\))?$')

@@ -17,10 +17,10 @@ import pytest
 from fetchledger import Limits
 from fetchledger.net import HTTPClient
 from fetchledger.passages import MAX_QUOTE
-from measured import HEAVY, record_figure, run_measured
 
 from .bombs import GIB, MIB, brotli_zeros, deflate_zeros, gib_bomb, gzip_zeros
 from .webserver import LoopbackServer, Reply
+from measured import HEAVY, record_figure, run_measured
 
 DECODED_CAP = Limits().max_decoded_bytes
 FETCH = """
