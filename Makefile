@@ -1,13 +1,15 @@
 # make demo  - create/refresh .venv, install, run an offline end-to-end scenario
 # make test  - create/refresh .venv, install, run ruff, mypy (strict) and pytest
 # make bench - run the benchmarks (uses ../shared/corpus when present)
+# make hardening - the hardening tests at full size (1 GiB bombs, 50 MB files, heavy
+#                  fuzzing) with their measured figures, then the ledger load benchmark
 
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: venv demo test lint typecheck pytest bench docs clean
+.PHONY: venv demo test lint typecheck pytest bench hardening docs clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -33,6 +35,10 @@ test: lint typecheck pytest
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run_all.py
+
+hardening: $(STAMP)
+	$(BIN)/python benchmarks/hardening.py
+	$(BIN)/python benchmarks/ledger_load.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build src/*.egg-info

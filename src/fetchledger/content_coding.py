@@ -98,22 +98,25 @@ class _Brotli:
 
     def decode(self, data: bytes) -> Iterator[bytes]:
         self._fed = self._fed or bool(data)
+        yield from self._drain(data)
+
+    def _drain(self, data: bytes) -> Iterator[bytes]:
+        # Output stops at about the limit while more may be pending, even when the
+        # decoder says it "can accept more data" (all input consumed): ask again
+        # with no input until nothing more comes.
         try:
             out = self._decoder.process(data, output_buffer_limit=CHUNK)
-            if out:
+            while out:
                 yield out
-            while not self._decoder.can_accept_more_data():
                 out = self._decoder.process(b"", output_buffer_limit=CHUNK)
-                if not out:
-                    break
-                yield out
         except self._error as exc:
             raise CorruptContent(f"the brotli body is damaged: {exc}") from exc
 
     def flush(self) -> Iterator[bytes]:
-        if self._fed and not self._decoder.is_finished():
-            raise CorruptContent("the brotli body ends early (truncated)")
-        return iter(())
+        if self._fed:
+            yield from self._drain(b"")
+            if not self._decoder.is_finished():
+                raise CorruptContent("the brotli body ends early (truncated)")
 
 
 def decoders_for(content_encoding: str) -> list[Decoder]:

@@ -2,8 +2,9 @@
 
 Main text and metadata come from trafilatura; when it finds no main text,
 a plain-text fallback over the cleaned tree keeps what is readable. Hidden
-elements (``hidden``, ``aria-hidden="true"``, ``display:none``) are removed
-before either sees the page, so text a reader cannot see is never quoted.
+elements (``hidden``, ``aria-hidden="true"``, ``display:none``,
+``visibility:hidden``) and inert ones (``<template>``, ``<noscript>``) are
+removed before either sees the page, so text a reader cannot see is never quoted.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import lxml.etree
 import lxml.html
 
 from .errors import CorruptContent
+from .htmldepth import cap_depth, too_deep
 from .textutil import clean_lines, decode_bytes, one_line
 
 __all__ = ["Extracted", "decode_html", "extract_html", "extractor_version"]
@@ -28,7 +30,12 @@ _META_CHARSET = re.compile(
 # split text nodes and change what its extraction keeps.
 _PARSER = lxml.html.HTMLParser(collect_ids=False, default_doctype=False, remove_comments=True,
                                remove_pis=True)
-_MAYBE_HIDDEN_XPATH = "//*[@hidden or @aria-hidden or @style]"
+_HUGE_PARSER = lxml.html.HTMLParser(collect_ids=False, default_doctype=False,
+                                    remove_comments=True, remove_pis=True, huge_tree=True)
+_HUGE_TEXT_NODE = 10_000_000  # bytes: libxml2's limit on one text node without huge_tree
+# <template> is never rendered; <noscript> only without JavaScript (and mostly says so).
+_INERT = ("template", "noscript")
+_MAYBE_HIDDEN_XPATH = "//*[@hidden or @aria-hidden or @style] | //template | //noscript"
 _HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.IGNORECASE)
 _NOT_TEXT = ("script", "style", "noscript", "template", "svg", "canvas", "iframe", "object")
 _BLOCKS = frozenset(
@@ -79,17 +86,28 @@ def _trafilatura_tree(html: str) -> lxml.html.HtmlElement | None:
     return tree if tree is not None and tree.tag == "html" else None
 
 
+def _tree(html: str, locator: str) -> lxml.html.HtmlElement:
+    # libxml2 silently drops a text node over 10 MB, and everything after it, unless
+    # told to parse a huge tree; a page that may hold one (UTF-8: <= 4 bytes a
+    # character) is parsed so, without trafilatura's small-page repairs.
+    huge = len(html) >= _HUGE_TEXT_NODE // 4
+    tree = None if huge else _trafilatura_tree(html)
+    if tree is None:
+        try:
+            tree = lxml.html.document_fromstring(html, parser=_HUGE_PARSER if huge else _PARSER)
+        except (lxml.etree.ParserError, ValueError) as exc:
+            raise CorruptContent(f"cannot parse the HTML: {exc}", locator=locator) from exc
+    return tree
+
+
 def _parse(html: str, locator: str) -> lxml.html.HtmlElement:
     # lxml refuses str input with an XML encoding declaration; strip it.
     html = re.sub(r"^\s*<\?xml[^>]*>", "", html, count=1)
-    tree = _trafilatura_tree(html)
-    if tree is None:
-        try:
-            tree = lxml.html.document_fromstring(html, parser=_PARSER)
-        except (lxml.etree.ParserError, ValueError) as exc:
-            raise CorruptContent(f"cannot parse the HTML: {exc}", locator=locator) from exc
+    tree = _tree(html, locator)
+    if too_deep(tree):  # libxml2 dropped everything past a depth of 256
+        tree = _tree(cap_depth(html), locator)
     for element in tree.xpath(_MAYBE_HIDDEN_XPATH):
-        hidden = (element.get("hidden") is not None
+        hidden = (element.tag in _INERT or element.get("hidden") is not None
                   or element.get("aria-hidden", "").strip().lower() == "true"
                   or _HIDDEN_STYLE.search(element.get("style") or ""))
         if hidden and element.getparent() is not None and element.tag not in ("html", "body"):

@@ -93,7 +93,7 @@ def parse_http_url(url: str) -> httpx.URL:
     scheme = _SCHEME.match(text)
     if scheme is None:
         raise InvalidURL(f"{_shown(text)} is not a URL (no http:// or https://)",
-                         hint=f"did you mean https://{text.lstrip('/')} ?")
+                         hint=f"did you mean https://{_shown(text).lstrip('/')} ?")
     if scheme.group(1).lower() not in ("http", "https"):
         raise InvalidURL(f"only http and https URLs can be fetched, not {scheme.group(1)}:"
                          f" ({_shown(text)})",
@@ -146,12 +146,17 @@ def shown_url(text: str) -> str:
     return _shown(str(text))
 
 
+# User-info before the host, also after fewer or other slashes, as browsers read
+# ``http:/user:pw@host`` and ``http:\\user:pw@host``.
+_SHOWN_USERINFO = re.compile(r"^((?:[A-Za-z][A-Za-z0-9+.-]*)?:[/\\]*|[^/?#]*//)[^/?#]*@")
+
+
 def _shown(text: str) -> str:
     """A URL as it may appear in an error message: user-info and secret query values
     redacted lexically (it may be too broken to parse), fragment dropped, one line."""
     text = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text[:500])
     head, sep, query = text.split("#", 1)[0].partition("?")
-    head = re.sub(r"^([^/?#]*//)[^/?#]*@", rf"\1{REDACTED}@", head)
+    head = _SHOWN_USERINFO.sub(rf"\1{REDACTED}@", head)
     if sep:
         parts = []
         for part in query.split("&"):

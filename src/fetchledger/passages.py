@@ -192,7 +192,8 @@ def _stem(word: str) -> str:
 
 def tokenize(text: str) -> list[str]:
     """Lowercased, diacritic-free, stemmed word tokens (for ranking only)."""
-    return [_stem(w) for w in _TOKEN.findall(fold_for_match(text))]
+    # Digits stem to themselves; skipping them keeps the stem cache for words.
+    return [w if w.isdigit() else _stem(w) for w in _TOKEN.findall(fold_for_match(text))]
 
 
 def search_words(query: str) -> list[str]:
@@ -317,7 +318,7 @@ def _best_window(
     if best is None:  # not one word fits: a hard cut at the start
         return start, start + max_chars
     _, first, last = best
-    if terms:  # shrink to the hits, then grow evenly so they sit mid-window
+    if best[0]:  # shrink to the hits, then grow evenly so they sit mid-window
         hit_words = [i for i in range(first, last + 1) if hits[i]]
         first, last = hit_words[0], hit_words[-1]
         grew = True
@@ -352,7 +353,7 @@ def select_quotes(
         return []
     if not order:
         substantial = [i for i, p in enumerate(passages) if _is_substantial(text, p)]
-        taken = set(substantial)
+        taken = set(substantial)  # built once: per passage, it made this quadratic
         # then the rest, but not bare punctuation such as "{" or "],"
         order = substantial + [i for i, p in enumerate(passages) if i not in taken
                                and _TOKEN.search(text, p.start, p.end)]

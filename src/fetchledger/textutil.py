@@ -192,5 +192,7 @@ def _codec_name(declared: str) -> str:
 
 def fold_for_match(text: str) -> str:
     """Lowercase and strip diacritics (for ranking only, never for stored text)."""
+    if text.isascii():
+        return text.lower()  # nothing to decompose (the common case, and fast)
     decomposed = unicodedata.normalize("NFKD", text.lower())
     return "".join(ch for ch in decomposed if not unicodedata.combining(ch))

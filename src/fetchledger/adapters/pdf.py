@@ -273,6 +273,8 @@ def _page_frame(reader: Any, index: int) -> dict[str, Any]:
         frame.update(error="it needs more memory than the limit allows", error_kind="memory")
     except Exception as exc:
         frame["error"] = _describe(exc)
+        if type(exc).__name__ == "LimitReachedError":  # pypdf's own cap on inflating
+            frame["error_kind"] = "memory"  # a decompression bomb: too large, not corrupt
     if page is not None and not frame["text"].strip():
         try:
             frame["images"] = _has_images(page)

@@ -1,0 +1,122 @@
+"""Hardening figures: bombs, giant inputs and fuzzing, measured (``make hardening``).
+
+Runs the hardening tests at full size (FETCHLEDGER_HARDENING=1: 1 GiB bombs, a
+50 MB one-line file, a 48 MB one-paragraph page, a 2,000-page PDF, 2,000 fuzz
+examples per property), each giant case in a child process whose peak RSS and
+wall time the tests record, then prints them beside two baselines measured in
+the same run:
+
+- an idle interpreter that imported fetchledger (what every child starts from);
+- plain httpx (``iter_bytes()``, its own decoders) reading 1 GiB ``gzip, gzip``
+  bombs, in a child limited to 4 GiB of address space.
+
+    python benchmarks/hardening.py [--figures FILE] [--skip-tests]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from _common import ROOT, table
+
+TESTS = ["tests/test_hardening_giants.py", "tests/test_hardening_fuzz.py",
+         "tests/test_hardening_faults.py", "tests/web/test_hardening_bombs.py",
+         "tests/web/test_hardening_addresses.py", "tests/test_injection.py",
+         "tests/test_faults.py", "tests/test_processes.py", "tests/web/test_net_client.py",
+         "tests/test_pdf.py"]
+
+HTTPX_BASELINE = """
+import json, resource, sys, httpx
+resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
+decoded = 0
+try:
+    with httpx.stream("GET", sys.argv[1]) as response:
+        for piece in response.iter_bytes():
+            decoded += len(piece)
+    outcome = "read it all"
+except MemoryError:
+    outcome = "MemoryError"
+print(json.dumps({"outcome": outcome, "decoded": decoded}))
+"""
+
+IDLE = """
+import json
+import fetchledger, fetchledger.net, fetchledger.extract, fetchledger.adapters.web
+print(json.dumps({"ok": True}))
+"""
+
+
+def run_tests(figures: Path) -> int:
+    env = {**os.environ, "FETCHLEDGER_HARDENING": "1",
+           "FETCHLEDGER_HARDENING_FIGURES": str(figures)}
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                           "--timeout", "900", *TESTS], cwd=ROOT, env=env, check=False)
+    return done.returncode
+
+
+def baselines() -> list[list[object]]:
+    sys.path.insert(0, str(ROOT / "tests"))
+    from measured import run_measured
+    from web.bombs import GIB, gib_bomb
+    from web.webserver import LoopbackServer, Reply
+
+    idle = run_measured(IDLE)
+    rows: list[list[object]] = [["baseline: idle interpreter, fetchledger imported", "-",
+                                 idle.peak_mib, idle.seconds]]
+    server = LoopbackServer().start()
+    try:
+        # httpx's gzip decoder reads one member only, so the multi-member bomb of the
+        # tests is no bomb to it; one member of 1 GiB, gzipped again, is.
+        for name in ("gzip, gzip (one member)", "gzip, gzip"):
+            body = gib_bomb(name)
+            server.replies["mutable"] = Reply(200, {"Content-Type": "text/html",
+                                                    "Content-Encoding": "gzip, gzip"}, body)
+            plain = run_measured(HTTPX_BASELINE, server.url("/mutable"))
+            result = plain.result()
+            rows.append([f"baseline: plain httpx, bomb {name} ({result['outcome']}: "
+                         f"{result['decoded']:,} of {GIB:,} bytes)", "-", plain.peak_mib,
+                         plain.seconds])
+    finally:
+        server.stop()
+    return rows
+
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--figures", type=Path, help="JSON lines written by the tests")
+    parser.add_argument("--skip-tests", action="store_true",
+                        help="only print the figures already in --figures")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as folder:
+        figures = args.figures or Path(folder) / "figures.jsonl"
+        failed = 0
+        if not args.skip_tests:
+            figures.unlink(missing_ok=True)
+            failed = run_tests(figures)
+        records = [json.loads(line) for line in figures.read_text().splitlines() if line]
+    measured = [r for r in records if "peak_mib" in r]
+    rows: list[list[object]] = [[r["case"], r.get("status", "-"), r["peak_mib"],
+                                 r["seconds"]] for r in measured]
+    print("\nBombs and giant inputs (each in a child process; peak RSS includes its "
+          "children):\n")
+    print(table(["case", "status", "peak RSS (MiB)", "seconds"], baselines() + rows))
+    fuzz = [[r["case"].removeprefix("fuzz "), r["examples"]] for r in records
+            if "examples" in r]
+    if fuzz:
+        print("\nFuzzing (hypothesis examples run per property):\n")
+        print(table(["property", "examples"], fuzz))
+    if failed:
+        print(f"\nFAILED: the hardening tests exited {failed}", file=sys.stderr)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
