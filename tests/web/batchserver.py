@@ -84,13 +84,6 @@ class BatchServer(LoopbackServer):
         with self.connections_open.held():
             super().process_request_thread(request, client_address)  # type: ignore[misc]
 
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        """A client closing its kept-alive connections is not worth a traceback."""
-        import sys
-
-        if not isinstance(sys.exc_info()[1], ConnectionError):
-            super().handle_error(request, client_address)
-
     def paths_hit(self, prefix: str = "/") -> list[str]:
         return [hit.path for hit in self.hits if hit.path.startswith(prefix)]
 
