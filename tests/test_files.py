@@ -106,3 +106,17 @@ def test_a_fifo_is_bad_input_not_a_hang(tmp_path: Path, ledger: Ledger) -> None:
     os.mkfifo(fifo)
     with pytest.raises(InvalidPath):
         ledger.read(fifo)
+
+
+def test_an_unbalanced_noscript_does_not_swallow_the_page() -> None:
+    """`<noscript><div></noscript>`: a browser running scripts reads noscript content
+    as raw text, so the rest of the page still renders (lxml alone would nest it all
+    inside the noscript element, which is dropped)."""
+    page = extract_html(
+        "<html><body><noscript><div id='nojs'></noscript><div id='main'><article>"
+        "<h1>Bears in the park</h1><p>At least nine female bears raised cubs in the park "
+        "in 2019, and sixteen cubs were counted by the rangers.</p><p>The count is the "
+        "highest since monitoring began.</p></article></div>"
+        "<noscript></div></noscript></body></html>")
+    assert "sixteen cubs were counted" in page.text
+    assert "nojs" not in page.text

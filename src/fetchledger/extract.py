@@ -35,6 +35,7 @@ _HUGE_PARSER = lxml.html.HTMLParser(collect_ids=False, default_doctype=False,
 _HUGE_TEXT_NODE = 10_000_000  # bytes: libxml2's limit on one text node without huge_tree
 # <template> is never rendered; <noscript> only without JavaScript (and mostly says so).
 _INERT = ("template", "noscript")
+_NOSCRIPT = re.compile(r"<noscript\b[^>]*>.*?</noscript\s*>", re.IGNORECASE | re.DOTALL)
 _MAYBE_HIDDEN_XPATH = "//*[@hidden or @aria-hidden or @style] | //template | //noscript"
 _HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.IGNORECASE)
 _NOT_TEXT = ("script", "style", "noscript", "template", "svg", "canvas", "iframe", "object")
@@ -103,6 +104,10 @@ def _tree(html: str, locator: str) -> lxml.html.HtmlElement:
 def _parse(html: str, locator: str) -> lxml.html.HtmlElement:
     # lxml refuses str input with an XML encoding declaration; strip it.
     html = re.sub(r"^\s*<\?xml[^>]*>", "", html, count=1)
+    # A browser running scripts reads <noscript> content as raw text up to
+    # </noscript>; lxml parses it as markup, so `<noscript><div></noscript>`
+    # would swallow the rest of the page into the noscript element.
+    html = _NOSCRIPT.sub("", html)
     tree = _tree(html, locator)
     if too_deep(tree):  # libxml2 dropped everything past a depth of 256
         tree = _tree(cap_depth(html), locator)
