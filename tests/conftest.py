@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,6 +53,30 @@ def run_cli() -> object:
         return CliResult(result.exit_code, result.stdout, result.stderr)
 
     return run
+
+
+# DESIGN §6, the MCP tools: name -> (required arguments, optional arguments)
+MCP_TOOL_CONTRACT: dict[str, tuple[set[str], set[str]]] = {
+    "fetch": ({"url"}, {"query", "k"}),
+    "http_request": ({"method", "url"}, {"headers", "body", "query"}),
+    "read_file": ({"path"}, {"query", "pages", "password"}),
+    "run_command": ({"argv"}, {"timeout"}),
+    "search_quotes": ({"query"}, {"k", "source"}),
+    "get_source": ({"id"}, set()),
+    "render": ({"text"}, {"style"}),
+    "check": ({"text"}, set()),
+}
+
+
+def _can_mount() -> bool:
+    """True where `unshare -m` may mount (root in a sandbox): full-disk and read-only tests."""
+    probe = subprocess.run(["unshare", "-m", "sh", "-c", "mount -t tmpfs tmpfs /mnt"],
+                           capture_output=True, check=False)
+    return probe.returncode == 0
+
+
+needs_mount_namespace = pytest.mark.skipif(
+    not _can_mount(), reason="needs `unshare -m` and mount (root in a sandbox)")
 
 
 def rows(path: Path, sql: str, *params: object) -> list[tuple[object, ...]]:

@@ -14,20 +14,9 @@ import pytest
 from fetchledger.cite import RULES, STYLES
 from fetchledger.cli import cli
 
+from conftest import MCP_TOOL_CONTRACT as CONTRACT
+
 ADAPTERS = Path(__file__).resolve().parent.parent / "adapters"
-
-# name -> (required arguments, optional arguments), as DESIGN §6 names them
-CONTRACT: dict[str, tuple[set[str], set[str]]] = {
-    "fetch": ({"url"}, {"query", "k"}),
-    "http_request": ({"method", "url"}, {"headers", "body", "query"}),
-    "read_file": ({"path"}, {"query", "pages", "password"}),
-    "run_command": ({"argv"}, {"timeout"}),
-    "search_quotes": ({"query"}, {"k", "source"}),
-    "get_source": ({"id"}, set()),
-    "render": ({"text"}, {"style"}),
-    "check": ({"text"}, set()),
-}
-
 
 def _tools(name: str) -> dict[str, tuple[str, dict[str, Any]]]:
     data = json.loads((ADAPTERS / "tools" / name).read_text(encoding="utf-8"))

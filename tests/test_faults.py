@@ -15,17 +15,8 @@ import pytest
 import fetchledger.ledger
 from fetchledger import Document, Ledger, LedgerLocked, Limits
 
-from conftest import rows
+from conftest import needs_mount_namespace, rows
 
-
-def _can_mount() -> bool:
-    probe = subprocess.run(["unshare", "-m", "sh", "-c", "mount -t tmpfs tmpfs /mnt"],
-                           capture_output=True, check=False)
-    return probe.returncode == 0
-
-
-needs_mount_namespace = pytest.mark.skipif(
-    not _can_mount(), reason="needs `unshare -m` and mount (root in a sandbox)")
 FETCHLEDGER = f"{shlex.quote(sys.executable)} -m fetchledger"
 
 

@@ -26,6 +26,7 @@ from fetchledger import Ledger
 from fetchledger.errors import LedgerError
 from fetchledger.passages import split_passages
 
+from conftest import needs_mount_namespace
 from measured import HEAVY
 
 KILLS = 40 if HEAVY else 5
@@ -169,14 +170,6 @@ def test_a_newer_ledger_is_exit_4_for_every_verb_and_untouched(
 # --- full disk and read-only through the Python API --------------------------------------------
 
 
-def _can_mount() -> bool:
-    probe = subprocess.run(["unshare", "-m", "sh", "-c", "mount -t tmpfs tmpfs /mnt"],
-                           capture_output=True, check=False)
-    return probe.returncode == 0
-
-
-needs_mount_namespace = pytest.mark.skipif(
-    not _can_mount(), reason="needs `unshare -m` and mount (root in a sandbox)")
 
 FILL_UP = textwrap.dedent("""
     import json, random, sys

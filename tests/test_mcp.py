@@ -23,6 +23,7 @@ from fetchledger import Ledger
 from fetchledger.cite import STYLES
 from fetchledger.mcp import DATA_PREFACE
 
+from conftest import MCP_TOOL_CONTRACT as CONTRACT
 from conftest import rows
 from mcp_session import GUARD, McpSession, text_of
 from web.conftest import loopback_only  # noqa: F401  (autouse: no socket leaves loopback)
@@ -30,16 +31,6 @@ from web.webserver import PDF_PAGES, LoopbackServer, Reply, make_pdf
 
 ADAPTERS = Path(__file__).resolve().parent.parent / "adapters"
 SNIPPET = re.compile(r'^\[(\d+)\] "(.*)"( \(p\. [^)]+\))?$')
-CONTRACT = {  # DESIGN §6: name -> (required, optional) arguments
-    "fetch": ({"url"}, {"query", "k"}),
-    "http_request": ({"method", "url"}, {"headers", "body", "query"}),
-    "read_file": ({"path"}, {"query", "pages", "password"}),
-    "run_command": ({"argv"}, {"timeout"}),
-    "search_quotes": ({"query"}, {"k", "source"}),
-    "get_source": ({"id"}, set()),
-    "render": ({"text"}, {"style"}),
-    "check": ({"text"}, set()),
-}
 
 
 def error_of(result: Any) -> tuple[str, str]:
