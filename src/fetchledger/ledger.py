@@ -399,10 +399,10 @@ class Ledger:
     def text(self, source_id: int, version: int | None = None) -> str:
         """The stored text of a source's latest (or given) version, exactly."""
         self.source(source_id)
-        for _, number, text in self._store.versions(source_id):
-            if version is None or number == version:
-                return text
-        raise InvalidArgument(f"source [{source_id}] has no version {version}")
+        found = self._store.version(source_id, version)
+        if found is None:
+            raise InvalidArgument(f"source [{source_id}] has no version {version}")
+        return found[2]
 
     def raw(self, source_id: int, version: int | None = None) -> bytes:
         """The raw bytes kept for a version (compressed in the ledger, capped)."""
@@ -440,7 +440,7 @@ class Ledger:
         if source is not None:
             return self._quotes_in_source(query, k, source)
         terms = query_terms(query)
-        spans: dict[tuple[int, int], list[tuple[QuoteSpan, str]]] = {}
+        spans: dict[tuple[int, int, int], list[tuple[QuoteSpan, str]]] = {}
         seen: set[str] = set()
         for hit in self._store.search(search_words(query), limit=max(4 * k, 20)):
             local = Passage(hit.start - hit.context_start, hit.end - hit.context_start,
@@ -452,40 +452,36 @@ class Ledger:
             seen.add(quote)
             shifted = QuoteSpan(cut.start + hit.context_start, cut.end + hit.context_start,
                                 cut.page, cut.label, cut.line)
-            spans.setdefault((hit.source_id, hit.version_number), []).append((shifted, quote))
+            spans.setdefault((hit.source_id, hit.version_number, hit.version_id),
+                             []).append((shifted, quote))
             if len(seen) == k:
                 break
-        return [self._hand_out(source_id, number, found)
-                for (source_id, number), found in spans.items()]
+        return [self._hand_out(source_id, number, version_id, found)
+                for (source_id, number, version_id), found in spans.items()]
 
     def _quotes_in_source(self, query: str, k: int, source_id: int) -> list[Retrieval]:
         self.source(source_id)
-        latest = self._store.latest_version(source_id)
+        latest = self._store.version(source_id)
         assert latest is not None
         version_id, number, text = latest
         found = select_quotes(text, self._store.passages(version_id), query, k,
                               lead_if_no_match=False)
         if not found:
             return []
-        return [self._hand_out(source_id, number, [(q, text[q.start : q.end]) for q in found])]
+        return [self._hand_out(source_id, number, version_id,
+                               [(q, text[q.start : q.end]) for q in found])]
 
     def _hand_out(
-        self, source_id: int, number: int, found: Sequence[tuple[QuoteSpan, str]]
+        self, source_id: int, number: int, version_id: int,
+        found: Sequence[tuple[QuoteSpan, str]],
     ) -> Retrieval:
         source = self._store.source(source_id, number)
         assert source is not None
-        version_id = self._version_id(source_id, number)
         self._store.record_quotes(source_id, version_id, [
             QuoteRow(q.start, q.end, q.page, q.label, text) for q, text in found])
         snippets = tuple(Snippet(source_id, number, text, q.start, q.end, q.page, q.label, q.line)
                          for q, text in found)
         return Retrieval(source, snippets)
-
-    def _version_id(self, source_id: int, number: int) -> int:
-        for version_id, version_number, _ in self._store.versions(source_id):
-            if version_number == number:
-                return version_id
-        raise UnknownSource(source_id)
 
     def quote(self, source_id: int, text: str) -> Retrieval:
         """Confirm ``text`` is verbatim in source ``source_id`` and register it.
@@ -509,7 +505,7 @@ class Ledger:
                          if p.start <= start < max(p.end, p.start + 1)), None)
             found = QuoteSpan(start, end, page.page if page else None,
                               page.label if page else None, display_line(stored, start, end))
-            return self._hand_out(source_id, number, [(found, stored[start:end])])
+            return self._hand_out(source_id, number, version_id, [(found, stored[start:end])])
         version_id, _, stored = versions[0]
         nearest = nearest_passage(stored, self._store.passages(version_id), needle)
         nearest_text = stored[nearest.start : nearest.end] if nearest else None

@@ -457,13 +457,17 @@ class SQLiteStore:
             ).fetchone()
         return int(row[0]) if row and row[0] is not None else None
 
-    def latest_version(self, source_id: int) -> tuple[int, int, str] | None:
-        """``(version_id, number, text)`` of a source's latest version."""
+    def version(self, source_id: int, number: int | None = None) -> tuple[int, int, str] | None:
+        """``(version_id, number, text)`` of one version of a source (the latest by default)."""
+        if number is None:
+            sql = ("SELECT v.id, v.number, v.text FROM source s "
+                   "JOIN version v ON v.id = s.latest_version WHERE s.id = ?")
+            params: tuple[int, ...] = (source_id,)
+        else:
+            sql = "SELECT id, number, text FROM version WHERE source_id = ? AND number = ?"
+            params = (source_id, number)
         with self._errors():
-            row = self.db.execute(
-                "SELECT v.id, v.number, v.text FROM source s "
-                "JOIN version v ON v.id = s.latest_version WHERE s.id = ?", (source_id,)
-            ).fetchone()
+            row = self.db.execute(sql, params).fetchone()
         return (row[0], row[1], row[2]) if row else None
 
     def versions(self, source_id: int) -> list[tuple[int, int, str]]:
