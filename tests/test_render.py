@@ -280,3 +280,13 @@ def test_render_of_any_text_is_idempotent_or_refused(seeded: Path, text: str) ->
         except (InvalidArgument, UnknownSource):
             return
         assert render(ledger, once.text).text == once.text
+
+
+def test_a_footnote_marker_before_a_bracket_keeps_its_form(ledger: Ledger) -> None:
+    """`[^1][ref]` rewritten to `[1][ref]` would be a reference link, not a citation
+    (found by the idempotence property)."""
+    draft = "\n[ref]: ./r.md\n[^1][ref]"
+    once = render(ledger, draft)
+    assert once.ids == (1,)
+    twice = render(ledger, once.text)
+    assert twice.ids == (1,) and twice.text == once.text

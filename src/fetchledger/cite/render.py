@@ -176,7 +176,10 @@ def _marker_edits(citations: Citations, shown: dict[int, int], *,
         same_numbers = numbers == list(marker.ids)
         if marker.grouped and same_numbers and not footnotes:
             continue  # kept as written: check warns about it
-        template = "[^{}]" if footnotes else "[{}]"
+        # `[^3][ref]` as `[3][ref]` (or `[3](x)`) would read as link text, no longer a
+        # citation: a footnote-form marker right before `[` or `(` keeps its form.
+        before_link = draft.text[marker.end : marker.end + 1] in ("[", "(")
+        template = "[^{}]" if footnotes or (marker.footnote and before_link) else "[{}]"
         new = "".join(template.format(n) for n in numbers)
         if new != draft.text[marker.start : marker.end]:
             edits.append((marker.start, marker.end, new))
