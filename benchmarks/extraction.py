@@ -95,7 +95,7 @@ class Tally:
 
 
 def fetchledger_text(raw: bytes) -> str:
-    from fetchledger.extract import decode_html, extract_html
+    from fetchledger.adapters.extract import decode_html, extract_html
 
     return extract_html(decode_html(raw), "https://page.example/").text
 

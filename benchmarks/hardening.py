@@ -48,7 +48,7 @@ print(json.dumps({"outcome": outcome, "decoded": decoded}))
 
 IDLE = """
 import json
-import fetchledger, fetchledger.net, fetchledger.extract, fetchledger.adapters.web
+import fetchledger, fetchledger.net, fetchledger.adapters.extract, fetchledger.adapters.web
 print(json.dumps({"ok": True}))
 """
 

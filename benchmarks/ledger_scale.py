@@ -23,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 from fetchledger import Document, Ledger
-from fetchledger.passages import search_words, split_passages
+from fetchledger.text.passages import search_words, split_passages
 
 from _common import median_ms, percentile_ms, table
 

@@ -100,7 +100,7 @@ def record_figure(case: str, measured: Measured, **facts: Any) -> None:
 
 IDLE = """
 import json, resource
-import fetchledger, fetchledger.net, fetchledger.extract, fetchledger.adapters.web
+import fetchledger, fetchledger.net, fetchledger.adapters.extract, fetchledger.adapters.web
 print(json.dumps({"ok": True}))
 """
 

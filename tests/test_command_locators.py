@@ -8,15 +8,9 @@ from pathlib import Path
 import pytest
 
 from fetchledger import InvalidArgument, InvalidPath
-from fetchledger.command_locators import (
-    command_line,
-    command_locator,
-    is_secret_name,
-    piped_locator,
-    redact_argv,
-    redact_command_text,
-    secret_values,
-)
+from fetchledger.identity.commands import command_line, command_locator, piped_locator
+from fetchledger.identity.secrets import command_secrets as secret_values
+from fetchledger.identity.secrets import is_secret_name, redact_argv, redact_command_text
 
 
 @pytest.mark.parametrize(("argv", "expected"), [

@@ -14,7 +14,7 @@ import jsonschema
 import pytest
 
 from fetchledger import BadInput, Ledger
-from fetchledger.export import export, read_pack
+from fetchledger.cite.export import export, read_pack
 
 from cite_sources import seed
 from conftest import table_counts

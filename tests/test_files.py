@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from fetchledger import Ledger, UnsupportedType
-from fetchledger.extract import extract_html
+from fetchledger.adapters.extract import extract_html
 
 ARTICLE = """<!doctype html>
 <html lang="en"><head><meta charset="{charset}">

@@ -24,7 +24,7 @@ import pytest
 
 from fetchledger import Ledger
 from fetchledger.errors import LedgerError
-from fetchledger.passages import split_passages
+from fetchledger.text.passages import split_passages
 
 from conftest import needs_mount_namespace
 from measured import HEAVY

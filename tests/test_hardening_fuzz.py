@@ -25,9 +25,10 @@ from fetchledger import Ledger
 from fetchledger.adapters.curl_args import parse_curl_args
 from fetchledger.cite import STYLES, check, render
 from fetchledger.errors import BadInput, InvalidArgument, InvalidURL, UnknownSource
-from fetchledger.locators import REDACTED, normalize_url, parse_http_url, redact_url
-from fetchledger.passages import MAX_PASSAGE, MAX_QUOTE, select_quotes, split_passages
-from fetchledger.textutil import LINE_BREAKS, clean_lines
+from fetchledger.identity.secrets import REDACTED
+from fetchledger.identity.urls import normalize_url, parse_http_url, redact_url
+from fetchledger.text.normalize import LINE_BREAKS, clean_lines
+from fetchledger.text.passages import MAX_PASSAGE, MAX_QUOTE, select_quotes, split_passages
 
 from cite_sources import seed
 from measured import FIGURES, HEAVY

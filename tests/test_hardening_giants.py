@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from fetchledger import Ledger, Limits
-from fetchledger.extract import extract_html
-from fetchledger.passages import MAX_PASSAGE, MAX_QUOTE
+from fetchledger.adapters.extract import extract_html
+from fetchledger.text.passages import MAX_PASSAGE, MAX_QUOTE
 from pdfgen import RawPage, flate_bomb_pdf, make_pdf
 
 from conftest import rows

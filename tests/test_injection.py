@@ -13,8 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fetchledger import Document, Ledger
-from fetchledger.results import outcomes_text
-from fetchledger.textutil import LINE_BREAKS
+from fetchledger.models import outcomes_text
+from fetchledger.text.normalize import LINE_BREAKS
 
 from web.webserver import LoopbackServer, Reply
 

@@ -22,7 +22,7 @@ from fetchledger import (
     UnknownSource,
 )
 from fetchledger.config import resolve_ledger_path
-from fetchledger.textutil import LINE_BREAKS
+from fetchledger.text.normalize import LINE_BREAKS
 
 from conftest import rows, table_counts
 

@@ -6,7 +6,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fetchledger.document import Page
-from fetchledger.passages import (
+from fetchledger.text.normalize import LINE_BREAKS
+from fetchledger.text.passages import (
     MAX_QUOTE,
     cut_quote,
     display_line,
@@ -15,7 +16,6 @@ from fetchledger.passages import (
     split_passages,
     split_sentences,
 )
-from fetchledger.textutil import LINE_BREAKS
 
 
 def sentences(line: str) -> list[str]:

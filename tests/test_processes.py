@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 from fetchledger import Ledger
-from fetchledger.passages import split_passages
+from fetchledger.text.passages import split_passages
 
 from conftest import rows
 
@@ -125,7 +125,7 @@ INSIDE_TRANSACTION = textwrap.dedent(
     """
     import sys, time
     from fetchledger import Document, Ledger
-    from fetchledger.store import SQLiteStore
+    from fetchledger.store.sqlite import SQLiteStore
     original = SQLiteStore._index_version
     def index_then_stall(self, db, version_id, prepared):
         original(self, db, version_id, prepared)

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from fetchledger.errors import UnsupportedType
-from fetchledger.textutil import (
+from fetchledger.text.normalize import (
     LINE_BREAKS,
     clean_lines,
     decode_bytes,

@@ -39,7 +39,7 @@ from .errors import (
     UnsupportedType,
 )
 from .ledger import Ledger
-from .results import Attempt, Failure, Outcome, Retrieval, Snippet, Source, SourceDetails
+from .models import Attempt, Failure, Outcome, Retrieval, Snippet, Source, SourceDetails
 
 __all__ = [
     "Attempt",

@@ -31,7 +31,10 @@ from .errors import (
     RetrievalFailed,
     UnknownSource,
 )
-from .passages import (
+from .models import Attempt, Failure, Outcome, Retrieval, Snippet, Source, SourceDetails
+from .store.prepare import Prepared, prepare
+from .store.sqlite import QuoteRow, RecordedQuote, SQLiteStore, StoredVersion
+from .text.passages import (
     Passage,
     QuoteSpan,
     cut_quote,
@@ -40,17 +43,14 @@ from .passages import (
     search_words,
     select_quotes,
 )
-from .prepare import Prepared, prepare
-from .results import Attempt, Failure, Outcome, Retrieval, Snippet, Source, SourceDetails
-from .store import QuoteRow, RecordedQuote, SQLiteStore, StoredVersion
-from .verbatim import find_verbatim, nearest_passage
+from .text.verbatim import find_verbatim, nearest_passage
 
 if TYPE_CHECKING:
     from .adapters.curl_args import CurlCommand
     from .adapters.http import HttpAdapter
     from .adapters.web import WebAdapter
-    from .batch import BatchInput, BatchOutcome
-    from .net import HTTPClient, HTTPRequest
+    from .batch.scheduler import BatchInput, BatchOutcome
+    from .net.client import HTTPClient, HTTPRequest
 
 __all__ = ["Ledger"]
 
@@ -106,7 +106,7 @@ class Ledger:
         return self.register_prepared(prepared)
 
     def register_prepared(self, prepared: Prepared) -> Retrieval:
-        """Write a prepared version (see :func:`fetchledger.prepare.prepare`)."""
+        """Write a prepared version (see :func:`fetchledger.store.prepare.prepare`)."""
         return self._retrieval(prepared,
                                self._store.register(prepared.version, prepared.quote_rows()))
 
@@ -266,7 +266,7 @@ class Ledger:
 
     def _client(self) -> HTTPClient:
         if self._http_client is None:
-            from .net import HTTPClient
+            from .net.client import HTTPClient
 
             self._http_client = HTTPClient(self.limits, allow_private=self.allow_private,
                                            allow_hosts=self.allow_hosts)
@@ -288,7 +288,7 @@ class Ledger:
     def fetch_many(self, urls: Iterable[str], *, query: str | None = None, k: int = 3,
                    robots: bool = False) -> list[Outcome]:
         """``fetch`` each URL in turn; a failure stands in the list in its place."""
-        from .locators import shown_url
+        from .identity.secrets import shown_url
 
         return self.collect(urls, lambda u: self.fetch(u, query=query, k=k, robots=robots),
                             shown=shown_url)
@@ -304,7 +304,7 @@ class Ledger:
         unless ``refresh``. One outcome per input (Retrieval, Failure or Skipped), in
         input order; ``on_outcome(outcome, input)`` sees each as it finishes. See
         :mod:`fetchledger.batch`."""
-        from .batch import BatchOptions, run_batch
+        from .batch.scheduler import BatchOptions, run_batch
 
         options = BatchOptions(
             query=query, k=k,
@@ -355,7 +355,7 @@ class Ledger:
         """Send one HTTP request and register its response. A GET without a body is the
         same source as ``fetch(url)``; other requests are identified by method, URL and
         body. Secret headers and parameters are sent but never stored."""
-        from .net import HTTPRequest
+        from .net.client import HTTPRequest
 
         content = body.encode() if isinstance(body, str) else body
         request = HTTPRequest(url, method, tuple((headers or {}).items()), content or None,

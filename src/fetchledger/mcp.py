@@ -50,12 +50,12 @@ from pydantic import Field, ValidationError
 
 from ._version import __version__
 from .cite import check, render
-from .command_locators import command_line
 from .config import allow_private_from_env, resolve_ledger_path
 from .errors import FetchLedgerError, InvalidArgument, InvalidPath
+from .identity.commands import command_line
 from .ledger import Ledger
-from .results import Failure, Retrieval
-from .textutil import one_line
+from .models import Failure, Retrieval
+from .text.normalize import one_line
 
 __all__ = [
     "DATA_PREFACE",
@@ -278,7 +278,7 @@ class LedgerTools:
         query: Annotated[str, Field(description=_QUERY)] = "",
         k: Annotated[int, Field(ge=1, description=_K)] = 3,
     ) -> CallToolResult:
-        from .locators import shown_url
+        from .identity.secrets import shown_url
 
         return self._call(shown_url(url),
                           lambda ledger: _retrieved(ledger.fetch(url, query=query or None, k=k)))
@@ -293,7 +293,7 @@ class LedgerTools:
         body: Annotated[str, Field(description="The request body, sent as is.")] = "",
         query: Annotated[str, Field(description=_QUERY)] = "",
     ) -> CallToolResult:
-        from .locators import shown_url
+        from .identity.secrets import shown_url
 
         return self._call(f"{method} {shown_url(url)}", lambda ledger: _retrieved(
             ledger.http_request(method, url, headers=headers, body=body or None,

@@ -89,5 +89,5 @@ class StubDNS(dict[str, list[str]]):
 def dns(monkeypatch: pytest.MonkeyPatch) -> StubDNS:
     stub = StubDNS()
     stub["localhost"] = ["127.0.0.1"]
-    monkeypatch.setattr("fetchledger.connections.system_resolver", stub.resolve)
+    monkeypatch.setattr("fetchledger.net.connections.system_resolver", stub.resolve)
     return stub

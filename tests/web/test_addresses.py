@@ -6,8 +6,9 @@ import ipaddress
 
 import pytest
 
-from fetchledger.addresses import AddressPolicy, parse_ip_host, refusal_reason
 from fetchledger.errors import BlockedAddress, InvalidURL
+from fetchledger.identity.addresses import parse_ip_host
+from fetchledger.net.policy import AddressPolicy, refusal_reason
 
 
 @pytest.mark.parametrize("spelling", [

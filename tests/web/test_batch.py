@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from fetchledger import Failure, Ledger, Retrieval
-from fetchledger.batch import (
+from fetchledger.batch.scheduler import (
     BatchInput,
     BatchOptions,
     Skipped,
@@ -28,7 +28,7 @@ from fetchledger.batch import (
     run_batch,
     summary,
 )
-from fetchledger.batch_worker import WorkerDied, WorkerPool
+from fetchledger.batch.worker import WorkerDied, WorkerPool
 from fetchledger.errors import InvalidArgument
 from procs import alive, children_of, wait_gone
 
@@ -277,7 +277,7 @@ def test_an_unreachable_host_is_not_retried_for_every_input(led: Ledger) -> None
 
 def test_an_unexpected_client_error_is_recorded_not_retried(
         servers: Servers, led: Ledger, ledger_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from fetchledger.net import AsyncHTTPClient
+    from fetchledger.net.client import AsyncHTTPClient
 
     (host,) = servers(1)
     calls: list[str] = []
@@ -396,7 +396,7 @@ def test_a_group_is_written_all_or_nothing(servers: Servers, led: Ledger,
     from fetchledger.adapters.web import web_identity
     from fetchledger.document import Document
     from fetchledger.errors import HTTPStatusError
-    from fetchledger.prepare import prepare
+    from fetchledger.store.prepare import prepare
 
     def prepared(n: int, meta: dict[str, object]) -> object:
         ident = web_identity(f"https://example.org/{n}")
@@ -456,7 +456,7 @@ def test_integrity_after_a_concurrent_batch(servers: Servers, led: Ledger,
 BUSY_WORKER_PARENT = """
 import subprocess, sys
 worker = subprocess.Popen([sys.executable, "-c", (
-    "import os, time; from fetchledger.batch_worker import die_with_parent; "
+    "import os, time; from fetchledger.batch.worker import die_with_parent; "
     "die_with_parent(os.getppid()); print('ready', flush=True); time.sleep(60)")],
     stdout=subprocess.PIPE, text=True)
 worker.stdout.readline()

@@ -8,8 +8,8 @@ import zlib
 import brotli
 import pytest
 
-from fetchledger.content_coding import CHUNK, DecodingPipeline
 from fetchledger.errors import CorruptContent, UnsupportedType
+from fetchledger.net.decoding import CHUNK, DecodingPipeline
 
 TEXT = ("At sea level, water boils at 100 °C. " * 400).encode()
 

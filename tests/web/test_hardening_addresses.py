@@ -28,7 +28,7 @@ import pytest
 
 from fetchledger import Ledger
 from fetchledger.errors import BlockedAddress, FetchLedgerError, InvalidURL
-from fetchledger.net import AsyncHTTPClient
+from fetchledger.net.client import AsyncHTTPClient
 
 from .conftest import StubDNS
 from .webserver import LoopbackServer, Reply
@@ -181,8 +181,9 @@ def test_allow_private_opens_all_but_metadata_and_allow_host_opens_one(dns: Stub
     """The switches, judged on the same literals without connecting (the policy alone)."""
     import ipaddress
 
-    from fetchledger.addresses import AddressPolicy, parse_ip_host
-    from fetchledger.locators import parse_http_url
+    from fetchledger.identity.addresses import parse_ip_host
+    from fetchledger.identity.urls import parse_http_url
+    from fetchledger.net.policy import AddressPolicy
 
     opened = AddressPolicy.of(allow_private=True)
     for url, reason in LITERALS:
@@ -265,11 +266,11 @@ def test_rebinding_between_check_and_connect_finds_no_window(
     below stands in for the socket)."""
     import httpcore
 
-    from fetchledger.addresses import AddressPolicy
-    from fetchledger.connections import GuardedBackend
+    from fetchledger.net.connections import GuardedBackend
+    from fetchledger.net.policy import AddressPolicy
 
     flipping = FlippingDNS(["127.0.0.1"], ["93.184.216.34"])
-    monkeypatch.setattr("fetchledger.connections.system_resolver", flipping.resolve)
+    monkeypatch.setattr("fetchledger.net.connections.system_resolver", flipping.resolve)
     before = web.connections
     with Ledger(ledger_path) as ledger, pytest.raises(BlockedAddress):
         ledger.fetch(f"http://rebind.test:{web.port}/pages/article", robots=True)
@@ -413,7 +414,7 @@ IN_NAMESPACE = textwrap.dedent("""
     from web.webserver import LoopbackServer, Reply
     from fetchledger import Ledger
     from fetchledger.errors import FetchLedgerError
-    import fetchledger.connections as connections
+    import fetchledger.net.connections as connections
 
     subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
     hosts = ["10.0.0.5", "169.254.169.254", "100.64.0.7", "192.168.7.1", "192.88.99.1"]

@@ -15,8 +15,8 @@ import brotli
 import pytest
 
 from fetchledger import Limits
-from fetchledger.net import HTTPClient
-from fetchledger.passages import MAX_QUOTE
+from fetchledger.net.client import HTTPClient
+from fetchledger.text.passages import MAX_QUOTE
 
 from .bombs import GIB, MIB, brotli_zeros, deflate_zeros, gib_bomb, gzip_zeros
 from .webserver import LoopbackServer, Reply
@@ -44,7 +44,7 @@ with Ledger(ledger_path, allow_private=True) as ledger:
 def test_the_bomb_builders_make_what_they_claim() -> None:
     """The hand-built deflate and brotli bodies are valid streams of exactly that many
     zero bytes (1 GiB under make hardening, 64 MiB here), decoded in bounded steps."""
-    from fetchledger.content_coding import DecodingPipeline
+    from fetchledger.net.decoding import DecodingPipeline
 
     size = GIB if HEAVY else 64 * MIB
     for coding, build in (("deflate", deflate_zeros), ("gzip", gzip_zeros),

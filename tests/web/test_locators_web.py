@@ -5,16 +5,9 @@ from __future__ import annotations
 import pytest
 
 from fetchledger.errors import InvalidURL
-from fetchledger.locators import (
-    http_locator,
-    is_secret_header,
-    is_secret_param,
-    normalize_url,
-    parse_http_url,
-    redact_url,
-    secret_values,
-    shown_url,
-)
+from fetchledger.identity.secrets import is_secret_header, is_secret_param, shown_url
+from fetchledger.identity.secrets import request_secrets as secret_values
+from fetchledger.identity.urls import http_locator, normalize_url, parse_http_url, redact_url
 
 
 @pytest.mark.parametrize(("given", "canonical"), [

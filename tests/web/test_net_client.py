@@ -20,7 +20,7 @@ from fetchledger.errors import (
     TooLarge,
     UnsupportedType,
 )
-from fetchledger.net import USER_AGENT, AsyncHTTPClient, HTTPClient, HTTPRequest
+from fetchledger.net.client import USER_AGENT, AsyncHTTPClient, HTTPClient, HTTPRequest
 
 from .webserver import LoopbackServer, self_signed, site_page
 

@@ -15,10 +15,10 @@ import httpcore
 import pytest
 
 from fetchledger import Ledger
-from fetchledger.addresses import AddressPolicy
-from fetchledger.connections import GuardedBackend
 from fetchledger.errors import BlockedAddress, DNSError, HTTPStatusError
-from fetchledger.net import AsyncHTTPClient, HTTPClient, HTTPRequest
+from fetchledger.net.client import AsyncHTTPClient, HTTPClient, HTTPRequest
+from fetchledger.net.connections import GuardedBackend
+from fetchledger.net.policy import AddressPolicy
 
 from .conftest import StubDNS
 from .webserver import LoopbackServer

@@ -21,8 +21,8 @@ from fetchledger.errors import (
     RobotsDenied,
     UnsupportedType,
 )
-from fetchledger.net import AsyncHTTPClient
-from fetchledger.results import Failure, Retrieval, exit_code_for
+from fetchledger.models import Failure, Retrieval, exit_code_for
+from fetchledger.net.client import AsyncHTTPClient
 
 from .webserver import LoopbackServer, Reply
 from conftest import rows, table_counts
@@ -319,8 +319,8 @@ def test_robots_request_obeys_the_address_policy(web: LoopbackServer, ledger_pat
 
 
 def test_the_async_path_makes_the_same_document(web: LoopbackServer) -> None:
-    from fetchledger.adapters.robots import RobotsCache
     from fetchledger.adapters.web import fetch_document_async
+    from fetchledger.net.robots import RobotsCache
 
     web.replies["robots"] = Reply(200, {"Content-Type": "text/plain"}, ROBOTS)
 

@@ -35,7 +35,6 @@ from dataclasses import dataclass, replace
 from typing import IO, Any
 
 from .._version import __version__
-from ..command_locators import CommandLocator, command_locator, piped_locator, secret_values
 from ..config import Limits
 from ..document import Document
 from ..errors import (
@@ -46,8 +45,9 @@ from ..errors import (
     TooLarge,
     UnsupportedType,
 )
-from ..locators import REDACTED
-from ..textutil import clean_lines, looks_binary, one_line
+from ..identity.commands import CommandLocator, command_locator, piped_locator
+from ..identity.secrets import REDACTED, command_secrets
+from ..text.normalize import clean_lines, looks_binary, one_line
 
 __all__ = ["CommandAdapter", "CommandOutput", "decode_output", "output_text"]
 
@@ -107,7 +107,7 @@ class CommandAdapter:
             raise InvalidArgument(f"the timeout must be a positive number of seconds, not {limit}")
         ran = execute(argv, cwd=where.cwd, shell=shell, timeout=limit, merge_stderr=stderr,
                       max_output=self.limits.max_command_output, name=where.argv[0])
-        secrets = secret_values(argv, shell=shell)
+        secrets = command_secrets(argv, shell=shell)
         if secrets:  # a verbose command may echo its own secrets: they are never stored
             ran = _scrubbed(ran, secrets)
         status = _status_phrase(ran.exit_code)
@@ -309,7 +309,7 @@ def _signal_name(number: int) -> str:
 def decode_output(raw: bytes, *, locator: str = "") -> tuple[str, str | None]:
     """Decode command output: ``(text, warning or None)``; UnsupportedType for binary."""
     if raw.startswith((b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")):
-        from ..textutil import decode_bytes
+        from ..text.normalize import decode_bytes
 
         return decode_bytes(raw, locator=locator), None
     if looks_binary(raw):

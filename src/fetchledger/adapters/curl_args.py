@@ -26,8 +26,8 @@ from pathlib import Path
 from urllib.parse import quote
 
 from ..errors import InvalidArgument, InvalidPath
-from ..locators import redact_url
-from ..net import HTTPRequest
+from ..identity.urls import redact_url
+from ..net.client import HTTPRequest
 
 __all__ = ["CurlCommand", "OwnOptions", "parse_curl_args", "split_own_options"]
 

@@ -19,9 +19,9 @@ from .._version import __version__
 from ..config import Limits
 from ..document import Document
 from ..errors import EmptyContent, InvalidPath, TooLarge, UnsupportedType
-from ..extract import decode_html, extract_html, extractor_version
-from ..locators import file_locator
-from ..textutil import clean_lines, decode_bytes, join_wrapped_lines, one_line
+from ..identity.urls import file_locator
+from ..text.normalize import clean_lines, decode_bytes, join_wrapped_lines, one_line
+from .extract import decode_html, extract_html, extractor_version
 
 __all__ = ["FileAdapter", "PageRange", "parse_page_range"]
 

@@ -17,11 +17,12 @@ from __future__ import annotations
 from ..config import Limits
 from ..document import Document
 from ..errors import EmptyContent
-from ..locators import REDACTED, http_locator, is_secret_header, secret_values
-from ..net import HTTPClient, HTTPRequest, HTTPResponse
-from .web import Identity, document_from_response, response_meta, scrub_secrets, web_identity
+from ..identity.secrets import REDACTED, is_secret_header, request_secrets, scrub_secrets
+from ..identity.urls import http_locator
+from ..net.client import HTTPClient, HTTPRequest, HTTPResponse
+from .web import Identity, document_from_response, response_meta, web_identity
 
-__all__ = ["HttpAdapter", "request_identity", "request_secrets"]
+__all__ = ["HttpAdapter", "request_identity", "secrets_of"]
 
 
 def request_identity(request: HTTPRequest) -> Identity:
@@ -34,9 +35,9 @@ def request_identity(request: HTTPRequest) -> Identity:
     return Identity("http", locator, locator)
 
 
-def request_secrets(request: HTTPRequest, extra: tuple[str, ...] = ()) -> list[str]:
+def secrets_of(request: HTTPRequest, extra: tuple[str, ...] = ()) -> list[str]:
     """Every secret value the request carries (to scrub from the response)."""
-    found = secret_values(request.url, request.headers, request.content, _content_type(request))
+    found = request_secrets(request.url, request.headers, request.content, _content_type(request))
     return sorted({*found, *(s for s in extra if len(s) >= 6)}, key=len, reverse=True)
 
 
@@ -53,7 +54,7 @@ class HttpAdapter:
 
     def load(self, request: HTTPRequest, identity: Identity,
              extra_secrets: tuple[str, ...] = ()) -> Document:
-        secrets = request_secrets(request, extra_secrets)
+        secrets = secrets_of(request, extra_secrets)
         response = self.client.send(request)
         if response.method == "HEAD":
             return scrub_secrets(_headers_document(response, identity), secrets)

@@ -30,7 +30,7 @@ from ..errors import (
     RetrievalFailed,
     TooLarge,
 )
-from ..textutil import one_line
+from ..text.normalize import one_line
 from .pdftext import (
     garbled_reason,
     heading_title,

@@ -30,7 +30,7 @@ import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
-from ..textutil import clean_lines, normalize_newlines, one_line
+from ..text.normalize import clean_lines, normalize_newlines, one_line
 
 __all__ = [
     "garbled_reason",

@@ -1,7 +1,7 @@
 """Web pages and any URL: fetch through :mod:`fetchledger.net`, route by content type.
 
 - HTML (``text/html``, ``application/xhtml+xml``): main text and metadata
-  (title, site, author, date) through the shared :func:`~fetchledger.extract.extract_html`;
+  (title, site, author, date) through the shared :func:`~fetchledger.adapters.extract.extract_html`;
   ``<link rel=canonical>`` is recorded as metadata only, never as identity.
 - PDF: :func:`fetchledger.adapters.pdf.read_pdf`.
 - JSON (``application/json``, ``*+json``): pretty-printed, one member per line.
@@ -29,13 +29,14 @@ import httpx
 
 from .._version import __version__
 from ..config import Limits
-from ..document import Document, Kind, Page
+from ..document import Document, Kind
 from ..errors import CorruptContent, EmptyContent, InvalidURL, UnsupportedType
-from ..extract import decode_html, extract_html, extractor_version
-from ..locators import REDACTED, normalize_url, parse_http_url, redact_url, secret_values
-from ..net import AsyncHTTPClient, HTTPClient, HTTPRequest, HTTPResponse
-from ..textutil import clean_lines, decode_bytes, join_wrapped_lines, looks_binary, one_line
-from .robots import RobotsCache
+from ..identity.secrets import request_secrets, scrub_secrets
+from ..identity.urls import normalize_url, parse_http_url, redact_url
+from ..net.client import AsyncHTTPClient, HTTPClient, HTTPRequest, HTTPResponse
+from ..net.robots import RobotsCache
+from ..text.normalize import clean_lines, decode_bytes, join_wrapped_lines, looks_binary, one_line
+from .extract import decode_html, extract_html, extractor_version
 
 __all__ = [
     "Identity",
@@ -43,7 +44,6 @@ __all__ = [
     "document_from_response",
     "fetch_document",
     "fetch_document_async",
-    "scrub_secrets",
     "web_identity",
 ]
 
@@ -84,7 +84,7 @@ def fetch_document(client: HTTPClient, url: str, *, limits: Limits,
         robots.check(url, client)
     response = client.send(HTTPRequest(url))
     return document_from_response(response, identity, limits=limits,
-                                  secrets=secret_values(url))
+                                  secrets=request_secrets(url))
 
 
 async def fetch_document_async(client: AsyncHTTPClient, url: str, *, limits: Limits,
@@ -95,7 +95,7 @@ async def fetch_document_async(client: AsyncHTTPClient, url: str, *, limits: Lim
         await robots.check_async(url, client)
     response = await client.send(HTTPRequest(url))
     return document_from_response(response, identity, limits=limits,
-                                  secrets=secret_values(url))
+                                  secrets=request_secrets(url))
 
 
 class WebAdapter:
@@ -303,50 +303,3 @@ def _file_name(url: str) -> str | None:
 # --- secrets -----------------------------------------------------------------------------
 
 
-def scrub_secrets(document: Document, secrets: Sequence[str]) -> Document:
-    """Replace every secret the request carried by ``REDACTED`` wherever the response
-    echoed it (text, raw bytes, metadata), keeping page offsets right."""
-    present = [s for s in secrets if s and (s in document.text or s.encode() in document.raw
-                                            or s in repr(document.meta)
-                                            or any(s in (v or "") for v in (
-                                                document.title, document.site,
-                                                document.author)))]
-    if not present:
-        return document
-    pattern = re.compile("|".join(re.escape(s) for s in present))
-    text, pages = _redact_text(document.text, pattern, document.pages)
-    raw = re.compile(b"|".join(re.escape(s.encode()) for s in present)).sub(
-        REDACTED.encode(), document.raw)
-
-    def clean(value: str | None) -> str | None:
-        return pattern.sub(REDACTED, value) if value else value
-
-    meta = json.loads(pattern.sub(REDACTED, json.dumps(document.meta)))
-    return replace(document, text=text, raw=raw, pages=pages, title=clean(document.title),
-                   site=clean(document.site), author=clean(document.author), meta=meta,
-                   warnings=(*document.warnings,
-                             "the response echoed a secret of the request; it was redacted"))
-
-
-def _redact_text(text: str, pattern: re.Pattern[str], pages: tuple[Page, ...]
-                 ) -> tuple[str, tuple[Page, ...]]:
-    parts: list[str] = []
-    shifts: list[tuple[int, int]] = []  # (end of a replaced span in the old text, total shift)
-    last = shift = 0
-    for match in pattern.finditer(text):
-        parts.extend((text[last : match.start()], REDACTED))
-        last = match.end()
-        shift += len(REDACTED) - (match.end() - match.start())
-        shifts.append((match.end(), shift))
-    parts.append(text[last:])
-
-    def moved(offset: int) -> int:
-        delta = 0
-        for end, total in shifts:
-            if end > offset:
-                break
-            delta = total
-        return offset + delta
-
-    return "".join(parts), tuple(replace(p, start=moved(p.start), end=moved(p.end))
-                                 for p in pages)

@@ -6,8 +6,8 @@ import re
 from pathlib import PurePosixPath
 from typing import Any
 
-from ..results import Source
-from ..textutil import one_line
+from ..models import Source
+from ..text.normalize import one_line
 from .entries import http_method, source_url
 
 __all__ = ["bibtex_entry", "csl_item", "csl_type", "parse_date"]

@@ -12,8 +12,8 @@ import re
 from dataclasses import dataclass
 from urllib.parse import quote as percent_encode
 
-from ..results import Source
-from ..textutil import one_line
+from ..models import Source
+from ..text.normalize import one_line
 from .evidence import Support
 
 __all__ = [

@@ -13,15 +13,15 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..errors import UnknownSource
-from ..passages import query_terms, split_passages
-from ..results import Source
-from ..verbatim import find_verbatim, nearest_passage, strip_emphasis
+from ..models import Source
+from ..text.passages import query_terms, split_passages
+from ..text.verbatim import find_verbatim, nearest_passage, strip_emphasis
 from .figures import SourceFigures, source_figures
 
 if TYPE_CHECKING:
     from ..document import Page
     from ..ledger import Ledger
-    from ..store import RecordedQuote
+    from ..store.sqlite import RecordedQuote
     from .citations import Citations
 
 __all__ = [

@@ -14,8 +14,8 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from ..errors import InvalidArgument, UnknownSource
-from ..passages import display_line
-from ..results import page_suffix
+from ..models import page_suffix
+from ..text.passages import display_line
 from .bibliography import bibtex_entry, csl_item
 from .citations import Citations, read_citations
 from .entries import Entry, entry_parts, pages_text

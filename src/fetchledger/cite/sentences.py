@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from ..passages import is_abbreviation
+from ..text.passages import is_abbreviation
 
 __all__ = ["quote_spans", "split_sentences"]
 

@@ -13,7 +13,7 @@ import click
 from .._version import __version__
 from ..errors import FetchLedgerError
 from ..ledger import Ledger
-from ..results import Failure, Outcome, Retrieval, exit_code_for, outcomes_json, outcomes_text
+from ..models import Failure, Outcome, Retrieval, exit_code_for, outcomes_json, outcomes_text
 
 __all__ = [
     "F",

@@ -10,11 +10,11 @@ from typing import IO, TYPE_CHECKING, Any
 import click
 
 from ..errors import InvalidArgument, InvalidPath
-from ..results import Failure, Retrieval, exit_code_for
+from ..models import Failure, Retrieval, exit_code_for
 from ._base import cli, global_options, k_option, open_ledger, query_option, settings
 
 if TYPE_CHECKING:
-    from ..batch import BatchOutcome
+    from ..batch.scheduler import BatchOutcome
 
 
 @cli.command()
@@ -48,7 +48,7 @@ def batch(ctx: click.Context, file: IO[bytes], query: str | None, k: int, concur
     status on stderr. Exit 2 if any input was bad, else 3 if any retrieval
     failed, else 0.
     """
-    from ..batch import read_inputs, summary
+    from ..batch.scheduler import read_inputs, summary
 
     name = getattr(file, "name", "-")
     try:
@@ -106,7 +106,7 @@ class _Output:
             self.progress.stop()
 
     def emit(self, outcome: BatchOutcome, shown: str) -> None:
-        from ..batch import batch_json_line
+        from ..batch.scheduler import batch_json_line
 
         if self.as_json:
             self._line(batch_json_line(outcome, shown))

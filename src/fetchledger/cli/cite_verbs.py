@@ -10,9 +10,9 @@ from pathlib import Path
 import click
 
 from ..cite import STYLES, check, render
+from ..cite.export import FORMATS, export
 from ..cite.render import DOCUMENT_STYLES
 from ..errors import InvalidArgument, InvalidPath
-from ..export import FORMATS, export
 from ._base import cli, global_options, open_ledger, print_json, settings
 
 

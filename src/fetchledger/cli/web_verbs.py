@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from ..errors import BadInput, RetrievalFailed
-from ..results import Failure, Outcome
+from ..models import Failure, Outcome
 from ._base import cli, emit_outcomes, global_options, k_option, open_ledger, query_option, settings
 
 

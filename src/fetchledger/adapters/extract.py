@@ -17,9 +17,9 @@ from functools import lru_cache
 import lxml.etree
 import lxml.html
 
-from .errors import CorruptContent
+from ..errors import CorruptContent
+from ..text.normalize import clean_lines, decode_bytes, one_line
 from .htmldepth import cap_depth, too_deep
-from .textutil import clean_lines, decode_bytes, one_line
 
 __all__ = ["Extracted", "decode_html", "extract_html", "extractor_version"]
 

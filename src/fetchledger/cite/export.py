@@ -32,16 +32,16 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 from urllib.parse import quote as percent_encode
 
-from ._version import __version__
-from .cite.bibliography import bibtex_entry, csl_item
-from .cite.entries import Entry, entry_parts, pages_text, source_url
-from .cite.evidence import Located, Support
-from .errors import InvalidArgument, InvalidPath
-from .results import Source
-from .store import utc_now
+from .._version import __version__
+from ..errors import InvalidArgument, InvalidPath
+from ..models import Source
+from ..store.sqlite import utc_now
+from .bibliography import bibtex_entry, csl_item
+from .entries import Entry, entry_parts, pages_text, source_url
+from .evidence import Located, Support
 
 if TYPE_CHECKING:
-    from .ledger import Ledger
+    from ..ledger import Ledger
 
 __all__ = ["FORMATS", "ExportSummary", "Pack", "export", "read_pack"]
 

@@ -11,11 +11,11 @@ import hashlib
 import zlib
 from dataclasses import dataclass
 
-from .document import Document
-from .errors import EmptyContent, InvalidArgument
-from .passages import QuoteSpan, select_quotes, split_passages
-from .store import PreparedVersion, QuoteRow, utc_now
-from .textutil import LINE_BREAKS, one_line
+from ..document import Document
+from ..errors import EmptyContent, InvalidArgument
+from ..text.normalize import LINE_BREAKS, one_line
+from ..text.passages import QuoteSpan, select_quotes, split_passages
+from .sqlite import PreparedVersion, QuoteRow, utc_now
 
 __all__ = ["Prepared", "prepare"]
 

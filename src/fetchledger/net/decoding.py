@@ -13,7 +13,7 @@ import zlib
 from collections.abc import Iterator
 from typing import Protocol
 
-from .errors import CorruptContent, UnsupportedType
+from ..errors import CorruptContent, UnsupportedType
 
 __all__ = ["ACCEPT_ENCODING", "CHUNK", "Decoder", "DecodingPipeline", "decoders_for"]
 

@@ -18,8 +18,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from .document import Page
-from .textutil import fold_for_match
+from ..document import Page
+from .normalize import fold_for_match
 
 __all__ = [
     "MAX_PASSAGE",

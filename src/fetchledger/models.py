@@ -14,7 +14,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from .errors import FetchLedgerError
-from .textutil import one_line
+from .text.normalize import one_line
 
 __all__ = [
     "Attempt",

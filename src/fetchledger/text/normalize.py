@@ -12,7 +12,7 @@ import codecs
 import re
 import unicodedata
 
-from .errors import UnsupportedType
+from ..errors import UnsupportedType
 
 __all__ = [
     "LINE_BREAKS",

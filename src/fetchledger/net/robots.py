@@ -23,8 +23,8 @@ import httpx
 from protego import Protego
 
 from ..errors import HTTPStatusError, RobotsDenied
-from ..locators import parse_http_url, redact_url
-from ..net import AsyncHTTPClient, HTTPClient, HTTPRequest, HTTPResponse
+from ..identity.urls import parse_http_url, redact_url
+from .client import AsyncHTTPClient, HTTPClient, HTTPRequest, HTTPResponse
 
 __all__ = ["ROBOTS_TOKEN", "RobotsCache"]
 

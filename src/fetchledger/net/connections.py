@@ -2,7 +2,7 @@
 
 httpcore's network backends (sync and anyio) are wrapped so that a host is
 resolved once, every address it resolves to is judged by the
-:class:`~fetchledger.addresses.AddressPolicy`, and the socket is opened to an
+:class:`~fetchledger.net.policy.AddressPolicy`, and the socket is opened to an
 address that was judged — DNS rebinding finds no window — and the peer of the
 open socket is judged again. Every socket operation gets at most the time the
 request has left (:class:`Budget`, one wall-clock deadline per request, held
@@ -28,8 +28,9 @@ import anyio
 import httpcore
 import httpx
 
-from .addresses import AddressPolicy, IPAddress, blocked, parse_ip_host
-from .errors import BlockedAddress, DNSError, FetchLedgerError, RetrievalTimeout
+from ..errors import BlockedAddress, DNSError, FetchLedgerError, RetrievalTimeout
+from ..identity.addresses import IPAddress, parse_ip_host
+from .policy import AddressPolicy, blocked
 
 __all__ = [
     "AsyncGuardedBackend",

@@ -19,16 +19,16 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from .errors import (
+from ..errors import (
     LedgerCorrupt,
     LedgerError,
     LedgerLocked,
     LedgerReadOnly,
     LedgerTooNew,
 )
+from ..models import Attempt, Source
+from ..text.passages import Passage
 from .migrations import MIGRATIONS
-from .passages import Passage
-from .results import Attempt, Source
 
 __all__ = [
     "PassageHit",

@@ -54,12 +54,8 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from .adapters.robots import RobotsCache
-from .adapters.web import Identity, web_identity
-from .addresses import AddressPolicy
-from .batch_worker import WorkerDied, WorkerPool, WorkFailure, usable_cores
-from .connections import async_transport
-from .errors import (
+from ..adapters.web import Identity, web_identity
+from ..errors import (
     BadInput,
     CorruptContent,
     HTTPStatusError,
@@ -67,14 +63,19 @@ from .errors import (
     NetworkError,
     RetrievalFailed,
 )
-from .locators import parse_http_url, secret_values, shown_url
-from .net import AsyncHTTPClient, HTTPRequest, HTTPResponse
-from .prepare import Prepared
-from .results import Failure, Retrieval, Source
-from .textutil import one_line
+from ..identity.secrets import request_secrets, shown_url
+from ..identity.urls import parse_http_url
+from ..models import Failure, Retrieval, Source
+from ..net.client import AsyncHTTPClient, HTTPRequest, HTTPResponse
+from ..net.connections import async_transport
+from ..net.policy import AddressPolicy
+from ..net.robots import RobotsCache
+from ..store.prepare import Prepared
+from ..text.normalize import one_line
+from .worker import WorkerDied, WorkerPool, WorkFailure, usable_cores
 
 if TYPE_CHECKING:
-    from .ledger import Ledger
+    from ..ledger import Ledger
 
 __all__ = [
     "BatchInput",
@@ -548,7 +549,7 @@ class _Batch:
             try:
                 result = await pool.call(
                     "prepare_response", response, job.identity, self.ledger.limits,
-                    tuple(secret_values(job.url)), job.query, job.k)
+                    tuple(request_secrets(job.url)), job.query, job.k)
             except WorkerDied:
                 # A worker died on it (a parser crash, or killed): it has been replaced;
                 # try the page once more, and record a page that kills it twice.

@@ -3,7 +3,7 @@
 Extraction is CPU-bound (trafilatura takes about 16 ms for a real page), so
 batch (:mod:`fetchledger.batch`) hands every fetched response to a pool of
 worker processes, one per usable core, which turn it into a
-:class:`~fetchledger.prepare.Prepared` version: the document
+:class:`~fetchledger.store.prepare.Prepared` version: the document
 (:func:`~fetchledger.adapters.web.document_from_response`), its passages,
 the ranked quotes, the hashes and the compressed raw bytes. The main
 process only fetches and writes.
@@ -39,15 +39,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from .adapters.web import document_from_response
-from .errors import FetchLedgerError, RetrievalFailed, retrieval_error_for_status
-from .prepare import prepare
+from ..adapters.web import document_from_response
+from ..errors import FetchLedgerError, RetrievalFailed, retrieval_error_for_status
+from ..store.prepare import prepare
 
 if TYPE_CHECKING:
-    from .adapters.web import Identity
-    from .config import Limits
-    from .net import HTTPResponse
-    from .prepare import Prepared
+    from ..adapters.web import Identity
+    from ..config import Limits
+    from ..net.client import HTTPResponse
+    from ..store.prepare import Prepared
 
 __all__ = [
     "WorkFailure",
@@ -63,7 +63,7 @@ PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 # The worker imports this very fetchledger (not one that the working folder may shadow).
 _PACKAGE_ROOT = str(Path(__file__).resolve().parent.parent)
 _WORKER_MAIN = ("import sys; sys.path[0] = sys.argv[2]; "
-                "from fetchledger.batch_worker import serve; serve(int(sys.argv[1]))")
+                "from fetchledger.batch.worker import serve; serve(int(sys.argv[1]))")
 _LENGTH = struct.Struct(">Q")
 
 

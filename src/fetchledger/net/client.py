@@ -3,9 +3,9 @@
 Every HTTP request fetchledger makes goes through :class:`HTTPClient` (or
 :class:`AsyncHTTPClient`, the same behaviour for concurrent callers):
 
-- **Address policy** (:mod:`fetchledger.addresses`), checked on the address
+- **Address policy** (:mod:`fetchledger.net.policy`), checked on the address
   actually connected to: httpcore's network backend is wrapped
-  (:mod:`fetchledger.connections`), so the host is resolved once, every
+  (:mod:`fetchledger.net.connections`), so the host is resolved once, every
   resolved address is judged, and the socket is opened to a judged address
   (DNS rebinding finds no window). Literal addresses are judged before
   anything is sent, on every redirect hop.
@@ -16,7 +16,7 @@ Every HTTP request fetchledger makes goes through :class:`HTTPClient` (or
   every hop and the body: every socket operation gets at most the time left.
 - **Body caps** as received (``max_body_bytes``) and decoded
   (``max_decoded_bytes``); content codings are decoded here with bounded
-  output (:mod:`fetchledger.content_coding`), so a decompression bomb stops
+  output (:mod:`fetchledger.net.decoding`), so a decompression bomb stops
   at the cap with memory bounded by the cap.
 - An honest User-Agent; no cookies, proxies or .netrc from the environment.
 
@@ -38,9 +38,22 @@ from typing import Any
 import anyio
 import httpx
 
-from ._version import __version__
-from .addresses import AddressPolicy, IPAddress, parse_ip_host
-from .config import Limits
+from .._version import __version__
+from ..config import Limits
+from ..errors import (
+    BlockedAddress,
+    FetchLedgerError,
+    HTTPStatusError,
+    InvalidArgument,
+    InvalidURL,
+    NetworkError,
+    RetrievalFailed,
+    RetrievalTimeout,
+    TooLarge,
+)
+from ..identity.addresses import IPAddress, parse_ip_host
+from ..identity.secrets import is_secret_header
+from ..identity.urls import parse_http_url, redact_url
 from .connections import (
     Budget,
     Resolver,
@@ -53,19 +66,8 @@ from .connections import (
     sync_transport,
     system_resolver,
 )
-from .content_coding import ACCEPT_ENCODING, DecodingPipeline
-from .errors import (
-    BlockedAddress,
-    FetchLedgerError,
-    HTTPStatusError,
-    InvalidArgument,
-    InvalidURL,
-    NetworkError,
-    RetrievalFailed,
-    RetrievalTimeout,
-    TooLarge,
-)
-from .locators import is_secret_header, parse_http_url, redact_url
+from .decoding import ACCEPT_ENCODING, DecodingPipeline
+from .policy import AddressPolicy
 
 __all__ = [
     "DEFAULT_ACCEPT",
