@@ -28,7 +28,7 @@ from fetchledger.batch.scheduler import (
     run_batch,
     summary,
 )
-from fetchledger.batch.worker import WorkerDied, WorkerPool
+from fetchledger.batch.worker import WORKER_ENTRY, WorkerDied, WorkerPool
 from fetchledger.errors import InvalidArgument
 from procs import alive, children_of, wait_gone
 
@@ -440,7 +440,7 @@ def test_workers_exit_when_the_batch_ends(servers: Servers, led: Ledger) -> None
     (host,) = servers(1)
     batch(led, [host.url("/gen/1")])
     assert [pid for pid in children_of(os.getpid())
-            if Path(f"/proc/{pid}/cmdline").read_bytes().find(b"batch_worker") >= 0] == []
+            if WORKER_ENTRY.encode() in Path(f"/proc/{pid}/cmdline").read_bytes()] == []
 
 
 def test_integrity_after_a_concurrent_batch(servers: Servers, led: Ledger,
@@ -456,7 +456,7 @@ def test_integrity_after_a_concurrent_batch(servers: Servers, led: Ledger,
 BUSY_WORKER_PARENT = """
 import subprocess, sys
 worker = subprocess.Popen([sys.executable, "-c", (
-    "import os, time; from fetchledger.batch.worker import die_with_parent; "
+    "import os, time; from fetchledger.adapters.children import die_with_parent; "
     "die_with_parent(os.getppid()); print('ready', flush=True); time.sleep(60)")],
     stdout=subprocess.PIPE, text=True)
 worker.stdout.readline()
