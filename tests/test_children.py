@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -24,7 +23,7 @@ from fetchledger.adapters.children import (
     kill_children,
     live_children,
 )
-from procs import alive, children_of, wait_gone
+from procs import children_of, dies_with_killed_parent, wait_gone
 
 TESTS = Path(__file__).resolve().parent
 
@@ -87,16 +86,5 @@ def test_a_fresh_interpreter_runs_its_entry_and_dies_with_its_parent() -> None:
     argv = interpreter_argv("sandbox_jobs:exit_with", "5")
     assert "sandbox_jobs:exit_with" in argv  # ps shows what each child is
     assert subprocess.run(argv, env=env, check=False).returncode == 5
-    parent = subprocess.Popen([sys.executable, "-c", PARENT_OF_AN_INTERPRETER],
-                              stdout=subprocess.PIPE, text=True, env=env)
-    assert parent.stdout is not None
-    child = int(parent.stdout.readline())
-    time.sleep(0.3)
-    assert alive(child)
-    os.kill(parent.pid, signal.SIGKILL)
-    parent.wait()
-    parent.stdout.close()
-    gone = wait_gone(child, 3.0)
-    if not gone:
-        os.kill(child, signal.SIGKILL)
-    assert gone, "the interpreter outlived its parent"
+    assert dies_with_killed_parent(PARENT_OF_AN_INTERPRETER, env), \
+        "the interpreter outlived its parent"
