@@ -83,10 +83,17 @@ class Ledger:
         self.allow_hosts = tuple(allow_hosts)
         self._store: Store = open_store(self.path, busy_timeout=self.limits.ledger_busy_timeout)
         self._files = FileAdapter(self.limits)
-        self._commands = CommandAdapter(self.limits)
+        self._key = self._store.identity_key()
+        self._commands = CommandAdapter(self._key, self.limits)
         self._http_client: HTTPClient | None = None  # created on first use (imports httpx)
         self._web: WebAdapter | None = None
         self._http: HttpAdapter | None = None
+
+    @property
+    def identity_key(self) -> bytes:
+        """The ledger's random identity key: redacted query and argv values enter source
+        identities as HMACs under it (for clients such as batch that compute identities)."""
+        return self._key
 
     def close(self) -> None:
         if self._http_client is not None:
@@ -222,7 +229,7 @@ class Ledger:
         """
         where = self._commands.locate(argv, cwd=cwd, shell=shell)
         return self._retrieve(
-            "command", where.locator,
+            "command", where.display,
             lambda: self._commands.run(argv, cwd=cwd, shell=shell, timeout=timeout,
                                        stderr=stderr, require_success=require_success),
             query=query, k=k)
@@ -240,7 +247,7 @@ class Ledger:
         command source. Identity: the label and the working directory."""
         where = self._commands.locate_piped(label, cwd=cwd)
         return self._retrieve(
-            "command", where.locator,
+            "command", where.display,
             lambda: self._commands.piped(data, label=label, cwd=cwd), query=query, k=k)
 
     def collect(self, inputs: Iterable[T], one: Callable[[T], Retrieval], *,
@@ -276,9 +283,9 @@ class Ledger:
         if self._web is None:
             from .adapters.web import WebAdapter
 
-            self._web = WebAdapter(self._client())
+            self._web = WebAdapter(self._client(), self._key)
         web = self._web
-        _, display = web.locate(url)
+        display = web.locate(url).display
         return self._retrieve("web", display, lambda: web.load(url, robots=robots),
                               query=query, k=k)
 
@@ -361,12 +368,12 @@ class Ledger:
 
     def _request(self, request: HTTPRequest, *, query: str | None, k: int,
                  extra_secrets: tuple[str, ...] = ()) -> Retrieval:
-        from .adapters.http import HttpAdapter, request_identity
+        from .adapters.http import HttpAdapter
 
         if self._http is None:
-            self._http = HttpAdapter(self._client())
+            self._http = HttpAdapter(self._client(), self._key)
         adapter = self._http
-        identity = request_identity(request)
+        identity = adapter.locate(request)
         return self._retrieve(identity.kind, identity.display,
                               lambda: adapter.load(request, identity, extra_secrets),
                               query=query, k=k)

@@ -318,6 +318,9 @@ def test_robots_request_obeys_the_address_policy(web: LoopbackServer, ledger_pat
     assert web.connections == before
 
 
+KEY = b"k" * 32
+
+
 def test_the_async_path_makes_the_same_document(web: LoopbackServer) -> None:
     from fetchledger.adapters.web import fetch_document_async
     from fetchledger.net.robots import RobotsCache
@@ -328,12 +331,12 @@ def test_the_async_path_makes_the_same_document(web: LoopbackServer) -> None:
         async with AsyncHTTPClient(allow_private=True) as client:
             cache = RobotsCache()
             document = await fetch_document_async(client, web.url("/redirect/1"),
-                                                  limits=client.limits, robots=cache)
+                                                  limits=client.limits, key=KEY, robots=cache)
             assert document.title == "How honeybees find their way home"
             assert document.aliases == (web.url("/redirect/1"), web.url("/pages/article"))
             with pytest.raises(RobotsDenied):
                 await fetch_document_async(client, web.url("/pages/notes"),
-                                           limits=client.limits, robots=cache)
+                                           limits=client.limits, key=KEY, robots=cache)
 
     asyncio.run(scenario())
 

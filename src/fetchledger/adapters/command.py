@@ -82,7 +82,8 @@ class CommandAdapter:
 
     kind = "command"
 
-    def __init__(self, limits: Limits | None = None) -> None:
+    def __init__(self, key: bytes, limits: Limits | None = None) -> None:
+        self.key = key  # the ledger's: identities hold keyed marks of redacted values
         self.limits = limits or Limits()
 
     def locate(
@@ -90,7 +91,7 @@ class CommandAdapter:
         shell: bool = False,
     ) -> CommandLocator:
         """The command's identity; raises BadInput for an empty command or a bad cwd."""
-        return command_locator(argv, cwd, shell=shell)
+        return command_locator(argv, cwd, shell=shell, key=self.key)
 
     def run(
         self,
@@ -116,15 +117,15 @@ class CommandAdapter:
         said = f'; stderr: "{errors}"' if errors else ""
         if ran.exit_code in (126, 127) and not ran.output.strip():
             raise CommandFailed(f"the command could not be run ({status}){said}",
-                                locator=where.locator)
+                                locator=where.display)
         if require_success and ran.exit_code != 0:
             raise CommandFailed(f"the command {status} (success was required){said}",
-                                locator=where.locator)
+                                locator=where.display)
         if not ran.output.strip():
             hint = None if stderr else "--stderr registers what it wrote to stderr"
             raise EmptyContent(f"the command printed nothing ({status}){said}",
-                               locator=where.locator, hint=hint)
-        text, warnings = _text_or_fail(ran.output, where.locator)
+                               locator=where.display, hint=hint)
+        text, warnings = _text_or_fail(ran.output, where.display)
         if ran.exit_code != 0:
             warnings.insert(0, f"the command {status}{said}")
         if ran.lingered:
@@ -137,7 +138,7 @@ class CommandAdapter:
         if ran.exit_code < 0:
             meta["signal"] = _signal_name(-ran.exit_code)
         return Document(
-            kind="command", locator=where.locator, display=where.locator, text=text,
+            kind="command", locator=where.locator, display=where.display, text=text,
             raw=ran.output, extractor="command", extractor_version=__version__, meta=meta,
             warnings=tuple(warnings),
         )
@@ -145,7 +146,7 @@ class CommandAdapter:
     def locate_piped(
         self, label: str, *, cwd: str | os.PathLike[str] | None = None
     ) -> CommandLocator:
-        return piped_locator(label, cwd)
+        return piped_locator(label, cwd, key=self.key)
 
     def piped(
         self, data: bytes | IO[bytes], *, label: str, cwd: str | os.PathLike[str] | None = None,
@@ -159,12 +160,12 @@ class CommandAdapter:
         raw = data if isinstance(data, bytes) else data.read(cap + 1)
         if len(raw) > cap:
             raise TooLarge(f"the piped text is over the cap of {cap:,} bytes",
-                           locator=where.locator)
+                           locator=where.display)
         if not raw.strip():
-            raise EmptyContent("nothing was piped in", locator=where.locator)
-        text, warnings = _text_or_fail(raw, where.locator)
+            raise EmptyContent("nothing was piped in", locator=where.display)
+        text, warnings = _text_or_fail(raw, where.display)
         return Document(
-            kind="command", locator=where.locator, display=where.locator, text=text, raw=raw,
+            kind="command", locator=where.locator, display=where.display, text=text, raw=raw,
             extractor="stdin", extractor_version=__version__,
             meta={"label": where.command_line, "cwd": where.cwd, "command_line":
                   where.command_line, "piped": True, "output_bytes": len(raw)},

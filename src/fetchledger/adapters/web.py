@@ -32,7 +32,7 @@ from ..config import Limits
 from ..document import Document, Kind
 from ..errors import CorruptContent, EmptyContent, InvalidURL, UnsupportedType
 from ..identity.secrets import request_secrets, scrub_secrets
-from ..identity.urls import normalize_url, parse_http_url, redact_url
+from ..identity.urls import normalize_url, parse_http_url, redact_url, url_identity
 from ..net.client import AsyncHTTPClient, HTTPClient, HTTPRequest, HTTPResponse
 from ..net.robots import RobotsCache
 from ..text.normalize import clean_lines, decode_bytes, join_wrapped_lines, looks_binary, one_line
@@ -70,53 +70,54 @@ class Identity:
     display: str
 
 
-def web_identity(url: str | httpx.URL) -> Identity:
-    """A web page's identity: its normalized URL (secrets redacted). InvalidURL if none."""
-    locator = normalize_url(url)
-    return Identity("web", locator, locator)
+def web_identity(url: str | httpx.URL, key: bytes) -> Identity:
+    """A web page's identity: its normalized URL, secret query values as their keyed
+    marks under ``key`` (displayed ``REDACTED``). InvalidURL if it is none."""
+    return Identity("web", url_identity(url, key), normalize_url(url))
 
 
-def fetch_document(client: HTTPClient, url: str, *, limits: Limits,
+def fetch_document(client: HTTPClient, url: str, *, limits: Limits, key: bytes,
                    robots: RobotsCache | None = None) -> Document:
     """GET ``url`` (robots.txt first when ``robots`` is given) and extract it."""
-    identity = web_identity(url)
+    identity = web_identity(url, key)
     if robots is not None:
         robots.check(url, client)
     response = client.send(HTTPRequest(url))
-    return document_from_response(response, identity, limits=limits,
+    return document_from_response(response, identity, limits=limits, key=key,
                                   secrets=request_secrets(url))
 
 
 async def fetch_document_async(client: AsyncHTTPClient, url: str, *, limits: Limits,
-                               robots: RobotsCache | None = None) -> Document:
+                               key: bytes, robots: RobotsCache | None = None) -> Document:
     """The same as :func:`fetch_document`, for the async client (batch)."""
-    identity = web_identity(url)
+    identity = web_identity(url, key)
     if robots is not None:
         await robots.check_async(url, client)
     response = await client.send(HTTPRequest(url))
-    return document_from_response(response, identity, limits=limits,
+    return document_from_response(response, identity, limits=limits, key=key,
                                   secrets=request_secrets(url))
 
 
 class WebAdapter:
-    """``fetch URL``: one HTTP client, one robots.txt cache."""
+    """``fetch URL``: one HTTP client, one robots.txt cache; identities under ``key``
+    (the ledger's)."""
 
     kind = "web"
 
-    def __init__(self, client: HTTPClient, limits: Limits | None = None) -> None:
+    def __init__(self, client: HTTPClient, key: bytes, limits: Limits | None = None) -> None:
         self.client = client
+        self.key = key
         self.limits = limits or client.limits
         self.robots = RobotsCache()
 
-    def locate(self, url: str) -> tuple[str, str]:
-        """``(locator, display)``; raises InvalidURL (bad input) before anything is sent."""
+    def locate(self, url: str) -> Identity:
+        """The page's identity; raises InvalidURL (bad input) before anything is sent."""
         if not isinstance(url, str):
             raise InvalidURL(f"not a URL: {url!r}")
-        identity = web_identity(url)
-        return identity.locator, identity.display
+        return web_identity(url, self.key)
 
     def load(self, url: str, *, robots: bool = False) -> Document:
-        return fetch_document(self.client, url, limits=self.limits,
+        return fetch_document(self.client, url, limits=self.limits, key=self.key,
                               robots=self.robots if robots else None)
 
 
@@ -142,9 +143,10 @@ def response_meta(response: HTTPResponse) -> dict[str, Any]:
 
 
 def document_from_response(response: HTTPResponse, identity: Identity, *, limits: Limits,
-                           secrets: Sequence[str] = ()) -> Document:
+                           key: bytes, secrets: Sequence[str] = ()) -> Document:
     """Route a final response by content type and extract its text; the document
-    carries ``identity`` and, for a web page, the URLs of its redirect chain as aliases."""
+    carries ``identity`` and, for a web page, the URLs of its redirect chain as aliases
+    (identities under ``key``, the one ``identity`` was made with)."""
     body = response.content
     shown = response.display_url
     if not body.strip():
@@ -165,7 +167,7 @@ def document_from_response(response: HTTPResponse, identity: Identity, *, limits
         document = _text_document(kind, body, response, identity, meta)
     # A GET's redirect chain names the same page; a POST's final URL does not.
     aliases = tuple(dict.fromkeys(
-        normalize_url(u) for u in (*response.redirects, shown) if _is_http(u))
+        url_identity(u, key) for u in (*response.hops, response.url) if _is_http(u))
     ) if identity.kind == "web" else ()
     document = replace(document, kind=identity.kind, locator=identity.locator,
                        display=identity.display, aliases=aliases)
