@@ -24,6 +24,7 @@ the limited child only.
 from __future__ import annotations
 
 import io
+import itertools
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -204,9 +205,9 @@ def _segments(textpage: Any, boxes: list[Box], text: str, count: int) -> list[st
     firsts = [pdfium_c.FPDFText_GetCharIndexAtPos(
         textpage.raw, box.left + 0.5, (box.bottom + box.top) / 2, 1.0, 1.0) for box in boxes]
     if len(text) == count and firsts and firsts[0] >= 0 and \
-            all(a < b for a, b in zip(firsts, firsts[1:])):
+            all(a < b for a, b in itertools.pairwise(firsts)):
         ends = [*firsts[1:], len(text)]
-        return [text[a:b] for a, b in zip(firsts, ends)]
+        return [text[a:b] for a, b in zip(firsts, ends, strict=True)]
     return [textpage.get_text_bounded(*box) for box in boxes]
 
 

@@ -13,6 +13,7 @@ into blocks, and each block is read left column first.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from typing import NamedTuple
 
@@ -44,7 +45,7 @@ def column_order(boxes: Sequence[Box]) -> list[list[int]] | None:
         return None
     side = {i: _side(boxes[i], gutter) for i in usable}
     sides = [side[i] for i in usable if side[i] != "span"]
-    jumps = sum(1 for a, b in zip(sides, sides[1:]) if a != b)
+    jumps = sum(1 for a, b in itertools.pairwise(sides) if a != b)
     spans = sorted((i for i in usable if side[i] == "span"), key=lambda i: -_middle(boxes[i]))
     if jumps <= 2 * (len(spans) + 1):
         return None  # column by column already
