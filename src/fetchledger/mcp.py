@@ -54,8 +54,7 @@ from .config import allow_private_from_env, resolve_ledger_path
 from .errors import FetchLedgerError, InvalidArgument, InvalidPath
 from .identity.commands import command_line
 from .ledger import Ledger
-from .models import Failure, Retrieval
-from .text.normalize import one_line
+from .models import Failure, Retrieval, tool_error_lines
 
 __all__ = [
     "DATA_PREFACE",
@@ -243,17 +242,13 @@ def _data(lines: Sequence[str], structured: dict[str, Any]) -> CallToolResult:
 
 
 def _retrieved(retrieval: Retrieval) -> CallToolResult:
-    warnings = [f"fetchledger: warning: [{retrieval.source.id}] {one_line(w)}"
-                for w in retrieval.warnings]
-    return _data([*retrieval.text_lines(), *warnings], retrieval.to_json())
+    return _data([*retrieval.text_lines(), *retrieval.warning_lines()], retrieval.to_json())
 
 
 def _failed(shown: str, error: FetchLedgerError) -> CallToolResult:
     """``STATUS: message`` (and the hint), with the §5 error object."""
-    lines = [f"{error.status}: {one_line(error.message)}"]
-    if error.hint:
-        lines.append(f"hint: {one_line(error.hint)}")
-    return _result(lines, Failure.from_error(shown, error).to_json(), error=True)
+    return _result(tool_error_lines(error), Failure.from_error(shown, error).to_json(),
+                   error=True)
 
 
 # --- the tools ----------------------------------------------------------------------------

@@ -114,12 +114,11 @@ class _Output:
             for line in outcome.text_lines():
                 self._line(line)
         if isinstance(outcome, Failure):
-            self._line(outcome.error_line(), err=True)
-            if outcome.hint:
-                self._line(f"hint: {outcome.hint}", err=True)
+            for line in outcome.error_lines():
+                self._line(line, err=True)
         elif isinstance(outcome, Retrieval) and not self.as_json:
-            for warning in outcome.warnings:
-                self._line(f"fetchledger: warning: [{outcome.source.id}] {warning}", err=True)
+            for line in outcome.warning_lines():
+                self._line(line, err=True)
         if self.progress is not None:
             self.progress.advance(self.task)
 
