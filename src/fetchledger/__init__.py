@@ -8,6 +8,7 @@ source in the same call, and hands out numbered verbatim snippets
 from __future__ import annotations
 
 from ._version import __version__
+from .adapters.curl_args import CurlCommand, parse_curl
 from .config import Limits, resolve_ledger_path
 from .document import Document, Page
 from .errors import (
@@ -38,8 +39,22 @@ from .errors import (
     UnknownSource,
     UnsupportedType,
 )
+from .identity.commands import command_line
+from .identity.secrets import shown_url
 from .ledger import Ledger
-from .models import Attempt, Failure, Outcome, Retrieval, Snippet, Source, SourceDetails
+from .models import (
+    Attempt,
+    Failure,
+    Outcome,
+    Retrieval,
+    Snippet,
+    Source,
+    SourceDetails,
+    error_lines,
+    exit_code_for,
+    tool_error_lines,
+    warning_line,
+)
 
 __all__ = [
     "Attempt",
@@ -47,6 +62,7 @@ __all__ = [
     "BlockedAddress",
     "CommandFailed",
     "CorruptContent",
+    "CurlCommand",
     "DNSError",
     "Document",
     "EmptyContent",
@@ -80,5 +96,12 @@ __all__ = [
     "UnknownSource",
     "UnsupportedType",
     "__version__",
+    "command_line",
+    "error_lines",
+    "exit_code_for",
+    "parse_curl",
     "resolve_ledger_path",
+    "shown_url",
+    "tool_error_lines",
+    "warning_line",
 ]

@@ -8,9 +8,8 @@ here and nowhere else (:func:`error_lines`, :func:`warning_line`,
 
 from __future__ import annotations
 
-import json
 import posixpath
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
@@ -28,8 +27,6 @@ __all__ = [
     "SourceDetails",
     "error_lines",
     "exit_code_for",
-    "outcomes_json",
-    "outcomes_text",
     "page_suffix",
     "tool_error_lines",
     "warning_line",
@@ -272,17 +269,3 @@ def exit_code_for(outcomes: Iterable[Outcome]) -> int:
     if 2 in codes:
         return 2
     return 3 if codes else 0
-
-
-def outcomes_text(outcomes: Sequence[Outcome]) -> str:
-    """Header and snippet lines of every registered input (failures go to stderr)."""
-    lines: list[str] = []
-    for outcome in outcomes:
-        if isinstance(outcome, Retrieval):
-            lines.extend(outcome.text_lines())
-    return "\n".join(lines)
-
-
-def outcomes_json(outcomes: Sequence[Outcome]) -> str:
-    """The §5 JSON array: one object per input, in argument order."""
-    return json.dumps([o.to_json() for o in outcomes], ensure_ascii=False, indent=2)

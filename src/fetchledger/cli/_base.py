@@ -10,17 +10,15 @@ from typing import Any, NoReturn, TypeVar
 
 import click
 
-from .._version import __version__
-from ..errors import FetchLedgerError
-from ..ledger import Ledger
-from ..models import (
+from fetchledger import (
     Failure,
+    FetchLedgerError,
+    Ledger,
     Outcome,
     Retrieval,
+    __version__,
     error_lines,
     exit_code_for,
-    outcomes_json,
-    outcomes_text,
 )
 
 __all__ = [
@@ -138,11 +136,10 @@ def emit_outcomes(ctx: click.Context, outcomes: Sequence[Outcome]) -> None:
     2 if any input was bad, else 3 if any retrieval failed, else 0."""
     as_json = settings(ctx).json
     if as_json:
-        click.echo(outcomes_json(outcomes))
+        print_json([o.to_json() for o in outcomes])
     else:
-        text = outcomes_text(outcomes)
-        if text:
-            click.echo(text)
+        echo_lines([line for o in outcomes if isinstance(o, Retrieval)
+                    for line in o.text_lines()])
     for outcome in outcomes:
         if isinstance(outcome, Failure):
             echo_lines(outcome.error_lines(), err=True)
