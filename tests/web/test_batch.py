@@ -393,7 +393,7 @@ def test_a_group_is_written_all_or_nothing(servers: Servers, led: Ledger,
     from fetchledger.adapters.web import web_identity
     from fetchledger.document import Document
     from fetchledger.errors import HTTPStatusError
-    from fetchledger.store.prepare import prepare
+    from fetchledger.store.prepare import Failed, prepare
 
     def prepared(n: int, meta: dict[str, object]) -> object:
         ident = web_identity(f"https://example.org/{n}")
@@ -401,14 +401,13 @@ def test_a_group_is_written_all_or_nothing(servers: Servers, led: Ledger,
                                 text=f"Paragraph {n} of text.", raw=b"raw", meta=meta))
 
     good, broken = prepared(1, {}), prepared(2, {"unserializable": object()})
+    failed = Failed("web", "https://example.org/3", HTTPStatusError("HTTP 500"))
     with pytest.raises(TypeError):
-        led.register_group([good, broken],  # type: ignore[list-item]
-                           [("web", "https://example.org/3", HTTPStatusError("HTTP 500"))])
+        led.record([good, broken, failed])  # type: ignore[list-item]
     assert rows(ledger_path, "SELECT count(*) FROM source") == [(0,)]
     assert rows(ledger_path, "SELECT count(*) FROM attempt") == [(0,)]
-    done = led.register_group([good, prepared(2, {})],  # type: ignore[list-item]
-                              [("web", "https://example.org/3", HTTPStatusError("HTTP 500"))])
-    assert [r.source.id for r in done] == [1, 2]
+    done = led.record([good, failed, prepared(2, {})])  # type: ignore[list-item]
+    assert [r.source.id if r else None for r in done] == [1, None, 2]
     assert rows(ledger_path, "SELECT status, locator FROM attempt ORDER BY id") == [
         ("ok", "https://example.org/1"), ("ok", "https://example.org/2"),
         ("http_error", "https://example.org/3")]
