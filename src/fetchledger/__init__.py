@@ -9,6 +9,14 @@ from __future__ import annotations
 
 from ._version import __version__
 from .adapters.curl_args import CurlCommand, parse_curl
+from .batch.lines import (
+    BatchInput,
+    BatchOutcome,
+    Skipped,
+    batch_json_line,
+    batch_summary,
+    read_batch_inputs,
+)
 from .config import Limits, resolve_ledger_path
 from .document import Document, Page
 from .errors import (
@@ -59,6 +67,8 @@ from .models import (
 __all__ = [
     "Attempt",
     "BadInput",
+    "BatchInput",
+    "BatchOutcome",
     "BlockedAddress",
     "CommandFailed",
     "CorruptContent",
@@ -89,6 +99,7 @@ __all__ = [
     "RetrievalFailed",
     "RetrievalTimeout",
     "RobotsDenied",
+    "Skipped",
     "Snippet",
     "Source",
     "SourceDetails",
@@ -96,10 +107,13 @@ __all__ = [
     "UnknownSource",
     "UnsupportedType",
     "__version__",
+    "batch_json_line",
+    "batch_summary",
     "command_line",
     "error_lines",
     "exit_code_for",
     "parse_curl",
+    "read_batch_inputs",
     "resolve_ledger_path",
     "shown_url",
     "tool_error_lines",
