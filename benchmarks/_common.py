@@ -2,29 +2,16 @@
 
 from __future__ import annotations
 
-import os
 import statistics
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def find_corpus() -> Path:
-    """``$FETCHLEDGER_CORPUS``, else the nearest ``shared/corpus`` beside the project or
-    one of its parent folders (a worktree under ``/work/wt/NAME`` finds ``/work/shared``)."""
-    named = os.environ.get("FETCHLEDGER_CORPUS")
-    if named:
-        return Path(named)
-    for folder in ROOT.parents:
-        candidate = folder / "shared" / "corpus"
-        if candidate.is_dir():
-            return candidate
-    return ROOT.parent / "shared" / "corpus"
-
-
-CORPUS = find_corpus()
+# ``shared/`` stands beside the project's checkout (for a worktree, further up).
+SHARED = next((folder / "shared" for folder in ROOT.parents if (folder / "shared").is_dir()),
+              ROOT.parent / "shared")
+CORPUS = SHARED / "corpus"
 
 
 def corpus_or_skip(*parts: str) -> Path:

@@ -32,14 +32,15 @@ from .errors import (
     UnknownSource,
 )
 from .models import Attempt, Failure, Outcome, Retrieval, Snippet, Source, SourceDetails
-from .store.prepare import Prepared, prepare
-from .store.sqlite import QuoteRow, RecordedQuote, SQLiteStore, StoredVersion
+from .store import open_store
+from .store.prepare import Failed, Prepared, prepare
+from .store.protocol import QuoteRow, RecordedQuote, Store, StoredVersion
 from .text.passages import (
-    Passage,
     QuoteSpan,
     cut_quote,
     display_line,
     query_terms,
+    rank_candidates,
     search_words,
     select_quotes,
 )
@@ -57,6 +58,7 @@ __all__ = ["Ledger"]
 T = TypeVar("T")
 
 _MAX_ID = 2**63 - 1  # the largest SQLite INTEGER
+_CANDIDATES = 100  # passages a ledger-wide search takes from the store to rank
 
 
 class Ledger:
@@ -79,7 +81,7 @@ class Ledger:
         self.limits = limits or Limits()
         self.allow_private = allow_private_from_env() if allow_private is None else allow_private
         self.allow_hosts = tuple(allow_hosts)
-        self._store = SQLiteStore(self.path, busy_timeout=self.limits.ledger_busy_timeout)
+        self._store: Store = open_store(self.path, busy_timeout=self.limits.ledger_busy_timeout)
         self._files = FileAdapter(self.limits)
         self._commands = CommandAdapter(self.limits)
         self._http_client: HTTPClient | None = None  # created on first use (imports httpx)
@@ -107,20 +109,19 @@ class Ledger:
 
     def register_prepared(self, prepared: Prepared) -> Retrieval:
         """Write a prepared version (see :func:`fetchledger.store.prepare.prepare`)."""
-        return self._retrieval(prepared,
-                               self._store.register(prepared.version, prepared.quote_rows()))
+        retrieval = self.record([prepared])[0]
+        assert retrieval is not None
+        return retrieval
 
-    def register_group(
-        self, prepared: Sequence[Prepared],
-        failures: Sequence[tuple[str, str, RetrievalFailed]] = (),
-    ) -> list[Retrieval]:
-        """Write several prepared versions and record several failed attempts
-        ``(kind, locator, error)`` in one transaction, all or nothing (batch writes)."""
-        stored = self._store.register_many(
-            [(p.version, p.quote_rows()) for p in prepared],
-            [(kind, error.locator or locator, error.status, error.message)
-             for kind, locator, error in failures])
-        return [self._retrieval(p, s) for p, s in zip(prepared, stored, strict=True)]
+    def record(self, results: Sequence[Prepared | Failed]) -> list[Retrieval | None]:
+        """Write retrievals (prepared versions) and failed attempts in ONE transaction,
+        all or nothing: the one write path of every adapter and of batch. Ids are
+        assigned inside it, in the order given; a failure gets none (None in its place)."""
+        stored = iter(self._store.register(
+            [r.registration() for r in results if isinstance(r, Prepared)],
+            [r.attempt_row() for r in results if isinstance(r, Failed)]))
+        return [self._retrieval(r, next(stored)) if isinstance(r, Prepared) else None
+                for r in results]
 
     def _retrieval(self, prepared: Prepared, stored: StoredVersion) -> Retrieval:
         source = self._store.source(stored.source_id, stored.version_number)
@@ -129,10 +130,6 @@ class Ledger:
                          for q in prepared.quotes)
         return Retrieval(source, snippets, stored.new_source, stored.new_version,
                          prepared.warnings)
-
-    def record_failure(self, kind: str, locator: str, error: RetrievalFailed) -> None:
-        """Record a failed retrieval as an attempt (it gets no id)."""
-        self._store.record_attempt(kind, error.locator or locator, error.status, error.message)
 
     def _retrieve(
         self, kind: str, display: str, load: Callable[[], Document], *,
@@ -145,7 +142,7 @@ class Ledger:
                 document, query=query, k=k, max_raw_stored=self.limits.max_raw_stored,
                 page_range=(page_range.first, page_range.last) if page_range else None)
         except RetrievalFailed as error:
-            self.record_failure(kind, display, error)
+            self.record([Failed(kind, display, error)])
             raise
         return self.register_prepared(prepared)
 
@@ -402,7 +399,7 @@ class Ledger:
         found = self._store.version(source_id, version)
         if found is None:
             raise InvalidArgument(f"source [{source_id}] has no version {version}")
-        return found[2]
+        return found.text
 
     def raw(self, source_id: int, version: int | None = None) -> bytes:
         """The raw bytes kept for a version (compressed in the ledger, capped)."""
@@ -412,7 +409,7 @@ class Ledger:
     def texts(self, source_id: int) -> dict[int, str]:
         """The stored text of every version of a source: ``{version number: text}``."""
         self.source(source_id)
-        return {number: text for _, number, text in self._store.versions(source_id)}
+        return {v.number: v.text for v in self._store.versions(source_id)}
 
     def pages(self, source_id: int, version: int | None = None) -> tuple[Page, ...]:
         """The pages of a paged source's latest (or given) version; empty when unpaged."""
@@ -440,13 +437,21 @@ class Ledger:
         if source is not None:
             return self._quotes_in_source(query, k, source)
         terms = query_terms(query)
+        found = self._store.search(search_words(query), limit=max(10 * k, _CANDIDATES))
+        candidates = [(hit.context, hit.local()) for hit in found.hits]
+        ranked = [index for _, index in rank_candidates(
+            candidates, query, collection=found.passages, holding=found.holding)]
+        # Hits the scorer finds no term in (the index stems a little differently)
+        # follow in the store's order, so a search never finds less than its index.
+        scored = set(ranked)
+        ranked += [i for i in range(len(candidates)) if i not in scored]
         spans: dict[tuple[int, int, int], list[tuple[QuoteSpan, str]]] = {}
         seen: set[str] = set()
-        for hit in self._store.search(search_words(query), limit=max(4 * k, 20)):
-            local = Passage(hit.start - hit.context_start, hit.end - hit.context_start,
-                            hit.page, hit.page_label)
-            cut = cut_quote(hit.context, local, terms)
-            quote = hit.context[cut.start : cut.end]
+        for index in ranked:
+            hit = found.hits[index]
+            context, local = candidates[index]
+            cut = cut_quote(context, local, terms)
+            quote = context[cut.start : cut.end]
             if quote in seen:
                 continue
             seen.add(quote)
@@ -463,12 +468,12 @@ class Ledger:
         self.source(source_id)
         latest = self._store.version(source_id)
         assert latest is not None
-        version_id, number, text = latest
-        found = select_quotes(text, self._store.passages(version_id), query, k,
+        text = latest.text
+        found = select_quotes(text, self._store.passages(latest.version_id), query, k,
                               lead_if_no_match=False)
         if not found:
             return []
-        return [self._hand_out(source_id, number, version_id,
+        return [self._hand_out(source_id, latest.number, latest.version_id,
                                [(q, text[q.start : q.end]) for q in found])]
 
     def _hand_out(
@@ -496,18 +501,20 @@ class Ledger:
         if not needle:
             raise InvalidArgument("the quote is empty")
         versions = self._store.versions(source_id)
-        for version_id, number, stored in versions:
+        for version in versions:
+            stored = version.text
             span = find_verbatim(stored, needle)
             if span is None:
                 continue
             start, end = span
-            page = next((p for p in self._store.passages(version_id)
+            page = next((p for p in self._store.passages(version.version_id)
                          if p.start <= start < max(p.end, p.start + 1)), None)
             found = QuoteSpan(start, end, page.page if page else None,
                               page.label if page else None, display_line(stored, start, end))
-            return self._hand_out(source_id, number, version_id, [(found, stored[start:end])])
-        version_id, _, stored = versions[0]
-        nearest = nearest_passage(stored, self._store.passages(version_id), needle)
+            return self._hand_out(source_id, version.number, version.version_id,
+                                  [(found, stored[start:end])])
+        stored = versions[0].text
+        nearest = nearest_passage(stored, self._store.passages(versions[0].version_id), needle)
         nearest_text = stored[nearest.start : nearest.end] if nearest else None
         raise QuoteNotFound(
             f"the text is not verbatim in source [{source_id}]",

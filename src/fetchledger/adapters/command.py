@@ -48,6 +48,7 @@ from ..errors import (
 from ..identity.commands import CommandLocator, command_locator, piped_locator
 from ..identity.secrets import REDACTED, command_secrets
 from ..text.normalize import clean_lines, looks_binary, one_line
+from .children import Child
 
 __all__ = ["CommandAdapter", "CommandOutput", "decode_output", "output_text"]
 
@@ -219,20 +220,21 @@ def execute(
         raise CommandFailed(f"permission denied: cannot execute {name}") from exc
     except OSError as exc:
         raise CommandFailed(f"cannot start {name}: {exc.strerror or exc}") from exc
+    child = Child.of(process, group=True)
     try:
-        output, stderr_tail, lingered = _collect(process, deadline, timeout, max_output)
+        output, stderr_tail, lingered = _collect(process, child, deadline, timeout, max_output)
         remaining = max(0.0, deadline - time.monotonic())
         try:
             code = process.wait(timeout=remaining)
         except subprocess.TimeoutExpired:
-            _kill_group(process)
+            child.kill()
             raise RetrievalTimeout(
                 f"the command ran past its timeout of {timeout:g} s and was killed "
                 "(with its process group)") from None
     finally:
         if process.returncode is None:
-            _kill_group(process)
-            process.wait()
+            child.kill()
+        child.reap()
         for stream in (process.stdout, process.stderr):
             if stream is not None:
                 stream.close()
@@ -240,7 +242,8 @@ def execute(
 
 
 def _collect(
-    process: subprocess.Popen[bytes], deadline: float, timeout: float, max_output: int
+    process: subprocess.Popen[bytes], child: Child, deadline: float, timeout: float,
+    max_output: int,
 ) -> tuple[bytes, bytes, bool]:
     """Read stdout (and stderr) until both close; enforce the deadline and the cap."""
     output = bytearray()
@@ -254,14 +257,14 @@ def _collect(
         while selector.get_map():
             now = time.monotonic()
             if now >= deadline:
-                _kill_group(process)
+                child.kill()
                 raise RetrievalTimeout(
                     f"the command ran past its timeout of {timeout:g} s and was killed "
                     "(with its process group)")
             if exited_at is None and process.poll() is not None:
                 exited_at = now
             if exited_at is not None and now - exited_at >= LINGER_GRACE:
-                _kill_group(process)  # grandchildren still hold the output open
+                child.kill()  # grandchildren still hold the output open
                 lingered = True
                 break
             wait = min(deadline - now, 0.1 if exited_at is None else LINGER_GRACE)
@@ -272,22 +275,13 @@ def _collect(
                 elif key.data:
                     output += chunk
                     if len(output) > max_output:
-                        _kill_group(process)
+                        child.kill()
                         raise TooLarge(f"the command's output passed the cap of "
                                        f"{max_output:,} bytes (it was killed)")
                 else:
                     errors += chunk
                     del errors[:-_STDERR_TAIL]
     return bytes(output), bytes(errors), lingered
-
-
-def _kill_group(process: subprocess.Popen[bytes]) -> None:
-    """SIGKILL the command's whole process group (it leads its own session)."""
-    try:
-        os.killpg(process.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError, AttributeError):
-        with contextlib.suppress(ProcessLookupError):
-            process.kill()
 
 
 def _status_phrase(code: int) -> str:

@@ -43,18 +43,16 @@ import copy
 import email.utils
 import json
 import random
-import ssl
 import time
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any
-
-import httpx
+from typing import Any, Protocol
 
 from ..adapters.web import Identity, web_identity
+from ..config import Limits
 from ..errors import (
     BadInput,
     CorruptContent,
@@ -66,19 +64,16 @@ from ..errors import (
 from ..identity.secrets import request_secrets, shown_url
 from ..identity.urls import parse_http_url
 from ..models import Failure, Retrieval, Source
-from ..net.client import AsyncHTTPClient, HTTPRequest, HTTPResponse
-from ..net.connections import async_transport
-from ..net.policy import AddressPolicy
+from ..net.client import HTTPRequest, HTTPResponse
+from ..net.hosts import HostClients
 from ..net.robots import RobotsCache
-from ..store.prepare import Prepared
+from ..store.prepare import Failed, Prepared
 from ..text.normalize import one_line
 from .worker import WorkerDied, WorkerPool, WorkFailure, usable_cores
 
-if TYPE_CHECKING:
-    from ..ledger import Ledger
-
 __all__ = [
     "BatchInput",
+    "BatchLedger",
     "BatchOptions",
     "BatchOutcome",
     "Skipped",
@@ -93,6 +88,20 @@ RETRY_STATUSES = frozenset({429, 503})
 
 
 # --- inputs, options, outcomes ----------------------------------------------------------
+
+
+class BatchLedger(Protocol):
+    """What a batch needs of the ledger it fills (:class:`fetchledger.Ledger` is one):
+    its limits and address policy, whether an input already has a source, and the
+    ledger's one write path. A batch writes nothing any other way."""
+
+    limits: Limits
+    allow_private: bool
+    allow_hosts: tuple[str, ...]
+
+    def source_for(self, locator: str) -> Source | None: ...
+
+    def record(self, results: Sequence[Prepared | Failed]) -> list[Retrieval | None]: ...
 
 
 @dataclass(frozen=True)
@@ -265,7 +274,6 @@ class _Host:
     resume_at: float = 0.0  # monotonic time before which nothing is sent to it
     in_ring: bool = False
     unreachable: bool = False  # an input used every retry on connection errors
-    client: AsyncHTTPClient | None = None  # its own small connection pool, while needed
 
 
 @dataclass(frozen=True)
@@ -275,7 +283,7 @@ class _Done:
 
 
 async def run_batch(
-    ledger: Ledger,
+    ledger: BatchLedger,
     inputs: Iterable[str | BatchInput],
     options: BatchOptions | None = None,
     *,
@@ -292,7 +300,7 @@ async def run_batch(
 
 
 class _Batch:
-    def __init__(self, ledger: Ledger, options: BatchOptions,
+    def __init__(self, ledger: BatchLedger, options: BatchOptions,
                  on_outcome: Callable[[BatchOutcome, str], None] | None) -> None:
         self.ledger = ledger
         self.options = options
@@ -315,8 +323,8 @@ class _Batch:
         self.robots_locks: dict[str, asyncio.Lock] = {}
         self.crash: BaseException | None = None
         self.pool_ready: asyncio.Task[WorkerPool] | None = None
-        self.policy = AddressPolicy.of(ledger.allow_private, ledger.allow_hosts)
-        self.tls: ssl.SSLContext | None = None  # one for every host's connection pool
+        self.clients = HostClients(ledger.limits, allow_private=ledger.allow_private,
+                                   allow_hosts=ledger.allow_hosts, connections=self.per_host)
         self.closing: set[asyncio.Task[None]] = set()
 
     # --- planning ---
@@ -387,8 +395,8 @@ class _Batch:
                 task.cancel()
             with contextlib.suppress(BaseException):
                 await asyncio.gather(dispatcher, writing, *self.tasks, return_exceptions=True)
-            await asyncio.gather(*(self._close_client(h) for h in self.hosts.values()),
-                                 *self.closing, return_exceptions=True)
+            await asyncio.gather(*self.closing, return_exceptions=True)
+            await self.clients.aclose()
             writer.shutdown(wait=True)
             with contextlib.suppress(BaseException):
                 await self.pool_ready
@@ -468,7 +476,7 @@ class _Batch:
             self.wake.set()
 
     async def _get(self, job: _Job) -> HTTPResponse:
-        client = self._client(job.host)
+        client = self.clients.get(job.host.key)
         if self.robots is not None:
             origin = RobotsCache.robots_url(job.url)
             lock = self.robots_locks.setdefault(origin, asyncio.Lock())
@@ -476,32 +484,13 @@ class _Batch:
                 await self.robots.check_async(job.url, client)
         return await client.send(HTTPRequest(job.url))
 
-    def _client(self, host: _Host) -> AsyncHTTPClient:
-        """The host's own client: a pool of ``per_host`` connections, kept alive while
-        the host has work (one pool for every host would cost a scan of all its
-        connections on every request)."""
-        if host.client is None:
-            if self.tls is None:
-                self.tls = httpx.create_ssl_context()
-            limits, ledger = self.ledger.limits, self.ledger
-            host.client = AsyncHTTPClient(
-                limits, allow_private=ledger.allow_private, allow_hosts=ledger.allow_hosts,
-                transport=async_transport(self.policy, None, max_connections=self.per_host,
-                                          max_keepalive=self.per_host, ssl_context=self.tls))
-        return host.client
-
-    async def _close_client(self, host: _Host) -> None:
-        client, host.client = host.client, None
-        if client is not None:
-            await client.aclose()
-
     def _release(self, host: _Host) -> None:
         """A request is over: free its slots; a host with nothing left closes its pool."""
         host.active -= 1
         self.active -= 1
         self.wake.set()
-        if not host.queue and not host.active and host.client is not None:
-            task = asyncio.create_task(self._close_client(host))
+        if not host.queue and not host.active:
+            task = asyncio.create_task(self.clients.close(host.key))
             self.closing.add(task)
             task.add_done_callback(self.closing.discard)
 
@@ -585,12 +574,18 @@ class _Batch:
                 self._complete(done.job, outcome)
 
     def _write(self, group: Sequence[_Done]) -> list[Retrieval | Failure]:
-        prepared = [d.result for d in group if isinstance(d.result, Prepared)]
-        failures = [("web", d.job.identity.display, d.result) for d in group
-                    if isinstance(d.result, RetrievalFailed)]
-        registered = iter(self.ledger.register_group(prepared, failures))
-        return [next(registered) if isinstance(d.result, Prepared)
-                else Failure.from_error(d.job.shown, d.result) for d in group]
+        """One transaction for the group, through the ledger's write path."""
+        results = [d.result if isinstance(d.result, Prepared)
+                   else Failed(d.job.identity.kind, d.job.identity.display, d.result)
+                   for d in group]
+        outcomes: list[Retrieval | Failure] = []
+        for done, retrieval in zip(group, self.ledger.record(results), strict=True):
+            if isinstance(done.result, RetrievalFailed):
+                outcomes.append(Failure.from_error(done.job.shown, done.result))
+            else:
+                assert retrieval is not None
+                outcomes.append(retrieval)
+        return outcomes
 
     def _complete(self, job: _Job, outcome: Retrieval | Failure) -> None:
         self._emit(job.index, outcome, job.shown)
