@@ -324,11 +324,12 @@ class LedgerTools:
         timeout: Annotated[float | None, Field(
             gt=0, description="Seconds before the command is killed (default 60).")] = None,
     ) -> CallToolResult:
-        def run(ledger: Ledger) -> CallToolResult:
+        try:  # before anything reads the arguments: a refused command costs nothing
             self.config.commands.check(argv)
-            return _retrieved(ledger.run(argv, timeout=timeout))
-
-        return self._call(command_line(argv), run)
+        except FetchLedgerError as error:
+            return _failed(command_line(argv[:1]), error)
+        return self._call(command_line(argv),
+                          lambda ledger: _retrieved(ledger.run(argv, timeout=timeout)))
 
     def search_quotes(
         self,

@@ -46,7 +46,7 @@ from ..errors import (
     UnsupportedType,
 )
 from ..identity.commands import CommandLocator, command_locator, piped_locator
-from ..identity.secrets import REDACTED, command_secrets
+from ..identity.secrets import command_secrets, scrub_bytes
 from ..text.normalize import clean_lines, looks_binary, one_line
 from .children import Child
 
@@ -173,12 +173,8 @@ class CommandAdapter:
 
 
 def _scrubbed(ran: CommandOutput, secrets: list[str]) -> CommandOutput:
-    def scrub_bytes(data: bytes) -> bytes:
-        for secret in secrets:
-            data = data.replace(secret.encode("utf-8", "surrogateescape"), REDACTED.encode())
-        return data
-
-    return replace(ran, output=scrub_bytes(ran.output), stderr_tail=scrub_bytes(ran.stderr_tail))
+    return replace(ran, output=scrub_bytes(ran.output, secrets),
+                   stderr_tail=scrub_bytes(ran.stderr_tail, secrets))
 
 
 def _text_or_fail(raw: bytes, locator: str) -> tuple[str, list[str]]:
