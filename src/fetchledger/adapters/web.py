@@ -21,7 +21,7 @@ import json
 import posixpath
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
@@ -29,23 +29,18 @@ import httpx
 
 from .._version import __version__
 from ..config import Limits
-from ..document import Document, Kind
+from ..document import Document
 from ..errors import CorruptContent, EmptyContent, InvalidURL, UnsupportedType
+from ..identity import Identity
 from ..identity.secrets import request_secrets, scrub_secrets
 from ..identity.urls import normalize_url, parse_http_url, redact_url, url_identity
-from ..net.client import AsyncHTTPClient, HTTPClient, HTTPRequest, HTTPResponse
+from ..net.client import HTTPClient, HTTPRequest, HTTPResponse
 from ..net.robots import RobotsCache
 from ..text.normalize import clean_lines, decode_bytes, join_wrapped_lines, looks_binary, one_line
 from .extract import decode_html, extract_html, extractor_version
+from .protocol import WebInput
 
-__all__ = [
-    "Identity",
-    "WebAdapter",
-    "document_from_response",
-    "fetch_document",
-    "fetch_document_async",
-    "web_identity",
-]
+__all__ = ["WebAdapter", "document_from_response", "web_identity"]
 
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 PDF_TYPES = frozenset({"application/pdf", "application/x-pdf"})
@@ -61,48 +56,17 @@ _MARKDOWN_HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*#*\s*$", re.MULTILINE)
 READABLE = "HTML, PDF, JSON, plain text, Markdown or CSV"
 
 
-@dataclass(frozen=True)
-class Identity:
-    """Who a request is (DESIGN §4): the kind, canonical locator and display form."""
-
-    kind: Kind
-    locator: str
-    display: str
-
-
 def web_identity(url: str | httpx.URL, key: bytes) -> Identity:
     """A web page's identity: its normalized URL, secret query values as their keyed
     marks under ``key`` (displayed ``REDACTED``). InvalidURL if it is none."""
-    return Identity("web", url_identity(url, key), normalize_url(url))
-
-
-def fetch_document(client: HTTPClient, url: str, *, limits: Limits, key: bytes,
-                   robots: RobotsCache | None = None) -> Document:
-    """GET ``url`` (robots.txt first when ``robots`` is given) and extract it."""
-    identity = web_identity(url, key)
-    if robots is not None:
-        robots.check(url, client)
-    response = client.send(HTTPRequest(url))
-    return document_from_response(response, identity, limits=limits, key=key,
-                                  secrets=request_secrets(url))
-
-
-async def fetch_document_async(client: AsyncHTTPClient, url: str, *, limits: Limits,
-                               key: bytes, robots: RobotsCache | None = None) -> Document:
-    """The same as :func:`fetch_document`, for the async client (batch)."""
-    identity = web_identity(url, key)
-    if robots is not None:
-        await robots.check_async(url, client)
-    response = await client.send(HTTPRequest(url))
-    return document_from_response(response, identity, limits=limits, key=key,
-                                  secrets=request_secrets(url))
+    parsed = parse_http_url(url) if isinstance(url, str) else url  # parsed once for both
+    return Identity("web", url_identity(parsed, key), normalize_url(parsed))
 
 
 class WebAdapter:
-    """``fetch URL``: one HTTP client, one robots.txt cache; identities under ``key``
-    (the ledger's)."""
-
-    kind = "web"
+    """``fetch URL`` (:class:`~.protocol.WebInput`): one HTTP client, one robots.txt
+    cache. Identity: the normalized URL, redacted values keyed under ``key`` (the
+    ledger's)."""
 
     def __init__(self, client: HTTPClient, key: bytes, limits: Limits | None = None) -> None:
         self.client = client
@@ -110,15 +74,19 @@ class WebAdapter:
         self.limits = limits or client.limits
         self.robots = RobotsCache()
 
-    def locate(self, url: str) -> Identity:
-        """The page's identity; raises InvalidURL (bad input) before anything is sent."""
-        if not isinstance(url, str):
-            raise InvalidURL(f"not a URL: {url!r}")
-        return web_identity(url, self.key)
+    def identify(self, given: WebInput) -> Identity:
+        """InvalidURL (bad input) before anything is sent."""
+        if not isinstance(given.url, str):
+            raise InvalidURL(f"not a URL: {given.url!r}")
+        return web_identity(given.url, self.key)
 
-    def load(self, url: str, *, robots: bool = False) -> Document:
-        return fetch_document(self.client, url, limits=self.limits, key=self.key,
-                              robots=self.robots if robots else None)
+    def load(self, given: WebInput, identity: Identity) -> Document:
+        """GET the URL (robots.txt first when asked) and extract it."""
+        if given.robots:
+            self.robots.check(given.url, self.client)
+        response = self.client.send(HTTPRequest(given.url))
+        return document_from_response(response, identity, limits=self.limits, key=self.key,
+                                      secrets=request_secrets(given.url))
 
 
 # --- a response as a document -----------------------------------------------------------
@@ -165,21 +133,26 @@ def document_from_response(response: HTTPResponse, identity: Identity, *, limits
         document = _html_document(body, response, shown, identity, meta)
     else:
         document = _text_document(kind, body, response, identity, meta)
-    # A GET's redirect chain names the same page; a POST's final URL does not.
-    aliases = tuple(dict.fromkeys(
-        url_identity(u, key) for u in (*response.hops, response.url) if _is_http(u))
-    ) if identity.kind == "web" else ()
     document = replace(document, kind=identity.kind, locator=identity.locator,
-                       display=identity.display, aliases=aliases)
+                       display=identity.display, aliases=_aliases(response, identity, key))
     return scrub_secrets(document, secrets)
 
 
-def _is_http(url: str) -> bool:
+def _aliases(response: HTTPResponse, identity: Identity, key: bytes) -> tuple[str, ...]:
+    """The identities of a GET's redirect chain and its final URL: names of the same page
+    (a POST's final URL is not). Without redirects the final URL is the identity. The
+    hops as requested, secrets included, so that their keyed marks are right."""
+    if identity.kind != "web" or not response.hops:
+        return ()
+    found = (_identity_of(u, key) for u in (*response.hops, response.url))
+    return tuple(dict.fromkeys(u for u in found if u is not None))
+
+
+def _identity_of(url: str, key: bytes) -> str | None:
     try:
-        parse_http_url(url)
-    except InvalidURL:
-        return False
-    return True
+        return url_identity(url, key)
+    except InvalidURL:  # a hop to a scheme that is no web page
+        return None
 
 
 def _content_kind(content_type: str, body: bytes, locator: str) -> str:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import InvalidArgument, InvalidPath
+from . import Identity
 from .secrets import Mark, keyed_mark, redact_argv, redact_command_text
 
 __all__ = [
@@ -28,8 +29,8 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
-class CommandLocator:
+@dataclass(frozen=True, kw_only=True)
+class CommandLocator(Identity):
     """The identity of a command's output: argv (secrets redacted) and working directory.
 
     ``display`` is ``COMMAND-LINE (in CWD)``, the command line being the
@@ -41,8 +42,6 @@ class CommandLocator:
     argv: tuple[str, ...]  # redacted
     cwd: str
     command_line: str  # redacted, as people read it
-    display: str
-    locator: str
 
 
 def command_locator(
@@ -63,10 +62,10 @@ def command_locator(
         raise InvalidArgument("a command argument contains a NUL byte")
     folder = working_directory(cwd)
     shown = _shown_argv(argv, shell=shell)
-    identity = _shown_argv(argv, shell=shell, mark=keyed_mark(key))
-    return CommandLocator(shown, folder, command_line(argv, shell=shell),
-                          f"{shlex.join(shown)} (in {folder})",
-                          f"{shlex.join(identity)} (in {folder})")
+    keyed = _shown_argv(argv, shell=shell, mark=keyed_mark(key))
+    return CommandLocator("command", f"{shlex.join(keyed)} (in {folder})",
+                          f"{shlex.join(shown)} (in {folder})", argv=shown, cwd=folder,
+                          command_line=command_line(argv, shell=shell))
 
 
 def command_line(argv: Sequence[str], *, shell: bool = False) -> str:
@@ -94,8 +93,9 @@ def piped_locator(label: str, cwd: str | os.PathLike[str] | None = None, *,
     folder = working_directory(cwd)
     clean = redact_command_text(shown)
     keyed = redact_command_text(shown, mark=keyed_mark(key))
-    return CommandLocator((), folder, clean, f"stdin: {clean} (in {folder})",
-                          f"stdin: {keyed} (in {folder})")
+    return CommandLocator("command", f"stdin: {keyed} (in {folder})",
+                          f"stdin: {clean} (in {folder})", argv=(), cwd=folder,
+                          command_line=clean)
 
 
 def one_line_label(label: str) -> str:

@@ -27,6 +27,7 @@ messages show URLs with their secrets redacted.
 
 from __future__ import annotations
 
+import functools
 import re
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -124,8 +125,9 @@ class HTTPResponse:
     elapsed: float = 0.0
     hops: tuple[str, ...] = field(default=(), repr=False)
 
-    @property
+    @functools.cached_property
     def display_url(self) -> str:
+        """The final URL as it may be stored and shown (secrets redacted)."""
         return redact_url(self.url)
 
     @property
