@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import argparse
 import io
+import itertools
 import json
 import logging
 import re
@@ -80,7 +81,8 @@ EXPECTED_SENTENCES = {
     "pypdf/crazyones.pdf": CRAZY,
     "sample-files/021/crazyones-pdfa.pdf": CRAZY,
     "pypdf/crazyones-encrypted-256.pdf": CRAZY,
-    "sample-files/001-trivial/minimal-document.pdf": "sample-files/001-trivial/minimal-document.tex",
+    "sample-files/001-trivial/minimal-document.pdf":
+        "sample-files/001-trivial/minimal-document.tex",
 }
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"“(])")
 
@@ -231,7 +233,7 @@ def score(rows: list[dict[str, Any]], papers: dict[str, list[str]]) -> dict[str,
                 found = [p for p in positions if p >= 0]
                 _add(out["lines"][side], len(found), len(wanted))
                 if spec[1]:
-                    _add(out["order"][side], sum(1 for a, b in zip(found, found[1:]) if a < b),
+                    _add(out["order"][side], in_order(found),
                          max(len(found) - 1, 0))
             if r["name"] in EXPECTED_SENTENCES:
                 wanted = sentences(expected_text(EXPECTED_SENTENCES[r["name"]]), min_words=1)
@@ -241,7 +243,7 @@ def score(rows: list[dict[str, Any]], papers: dict[str, list[str]]) -> dict[str,
                 _add(out["paper_sentences"][side], quotable(wanted, lines), len(wanted))
                 found = [flat.find(s) for s in wanted]
                 found = [p for p in found if p >= 0]
-                _add(out["paper_order"][side], sum(1 for a, b in zip(found, found[1:]) if a < b),
+                _add(out["paper_order"][side], in_order(found),
                      max(len(found) - 1, 0))
             for engine in PLAIN:
                 if r["name"] in papers or engine not in r["text"]:
@@ -250,6 +252,11 @@ def score(rows: list[dict[str, Any]], papers: dict[str, list[str]]) -> dict[str,
                              for s in sentences(joined_page_text(page))]
                 _add(out[f"ref_{engine}"][side], quotable(reference, lines), len(reference))
     return out
+
+
+def in_order(positions: list[int]) -> int:
+    """Consecutive pairs of positions that stand in increasing order."""
+    return sum(1 for a, b in itertools.pairwise(positions) if a < b)
 
 
 def _add(cell: list[int], part: int, whole: int) -> None:

@@ -126,8 +126,8 @@ def _preload() -> None:
     """Import both engines (and what pypdf imports lazily while extracting) and warm
     PDFium up here, once, so a forked child starts with them ready instead of doing
     it for every file."""
-    import pypdf  # noqa: F401
-    import pypdf._codecs._codecs  # noqa: F401
+    import pypdf
+    import pypdf._codecs._codecs
     import pypdf.filters  # noqa: F401
     import pypdfium2
 
