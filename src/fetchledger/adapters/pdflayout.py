@@ -9,8 +9,9 @@ and, when they stand in two columns with a gutter between them *and* the
 drawing order keeps jumping between the columns, gives the segments in reading
 order instead. Segments drawn one after another along a baseline with gaps
 smaller than a line height (the words of a line) are one piece first, so a
-gap between words is never taken for a gutter: full-width segments (a title, a figure caption) split the page
-into blocks, and each block is read left column first.
+gap between words is never taken for a gutter. Full-width pieces (a title, a
+figure caption) split the page into blocks; each block is read left column
+first.
 """
 
 from __future__ import annotations
