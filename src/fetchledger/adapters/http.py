@@ -17,6 +17,7 @@ from __future__ import annotations
 from ..config import Limits
 from ..document import Document
 from ..errors import EmptyContent
+from ..identity import Identity
 from ..identity.secrets import (
     REDACTED,
     is_secret_name,
@@ -26,7 +27,8 @@ from ..identity.secrets import (
 )
 from ..identity.urls import http_locator
 from ..net.client import HTTPClient, HTTPRequest, HTTPResponse
-from .web import Identity, document_from_response, response_meta, web_identity
+from .protocol import HttpInput
+from .web import document_from_response, response_meta, web_identity
 
 __all__ = ["HttpAdapter", "request_identity", "secrets_of"]
 
@@ -52,16 +54,19 @@ def _content_type(request: HTTPRequest) -> str:
 
 
 class HttpAdapter:
-    """Sends one request through the shared client and reads its response."""
+    """Sends one request (:class:`~.protocol.HttpInput`) through the shared client and
+    reads its response."""
 
     def __init__(self, client: HTTPClient, limits: Limits | None = None) -> None:
         self.client = client
         self.limits = limits or client.limits
 
-    def load(self, request: HTTPRequest, identity: Identity,
-             extra_secrets: tuple[str, ...] = ()) -> Document:
-        secrets = secrets_of(request, extra_secrets)
-        response = self.client.send(request)
+    def identify(self, given: HttpInput) -> Identity:
+        return request_identity(given.request)
+
+    def load(self, given: HttpInput, identity: Identity) -> Document:
+        secrets = secrets_of(given.request, given.extra_secrets)
+        response = self.client.send(given.request)
         if response.method == "HEAD":
             return scrub_secrets(_headers_document(response, identity), secrets)
         return document_from_response(response, identity, limits=self.limits, secrets=secrets)

@@ -76,18 +76,12 @@ def read_pdf(
     locator: str,
     meta: dict[str, Any],
     limits: Limits,
-    pages: object = None,
     password: str | None = None,
     name: str = "",
     kind: str = "file",
 ) -> Document:
-    """Extract a PDF's text page by page into a Document with page spans.
-
-    ``pages`` is accepted for symmetry with the callers and not used here:
-    the whole document is stored (one file, one source, one version) and the
-    ledger limits the quotes to the requested pages.
-    """
-    del pages
+    """Extract a PDF's text page by page into a Document with page spans (the whole
+    document: quotes are limited to requested pages when they are handed out)."""
     if kind not in KINDS:
         raise ValueError(f"unknown source kind {kind!r}")
     engine = limits.pdf_engine

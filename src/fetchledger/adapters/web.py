@@ -21,7 +21,7 @@ import json
 import posixpath
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
@@ -29,23 +29,18 @@ import httpx
 
 from .._version import __version__
 from ..config import Limits
-from ..document import Document, Kind
+from ..document import Document
 from ..errors import CorruptContent, EmptyContent, InvalidURL, UnsupportedType
+from ..identity import Identity
 from ..identity.secrets import request_secrets, scrub_secrets
-from ..identity.urls import normalize_url, parse_http_url, redact_url
-from ..net.client import AsyncHTTPClient, HTTPClient, HTTPRequest, HTTPResponse
+from ..identity.urls import normalize_url, redact_url
+from ..net.client import HTTPClient, HTTPRequest, HTTPResponse
 from ..net.robots import RobotsCache
 from ..text.normalize import clean_lines, decode_bytes, join_wrapped_lines, looks_binary, one_line
 from .extract import decode_html, extract_html, extractor_version
+from .protocol import WebInput
 
-__all__ = [
-    "Identity",
-    "WebAdapter",
-    "document_from_response",
-    "fetch_document",
-    "fetch_document_async",
-    "web_identity",
-]
+__all__ = ["WebAdapter", "document_from_response", "web_identity"]
 
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 PDF_TYPES = frozenset({"application/pdf", "application/x-pdf"})
@@ -61,63 +56,34 @@ _MARKDOWN_HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*#*\s*$", re.MULTILINE)
 READABLE = "HTML, PDF, JSON, plain text, Markdown or CSV"
 
 
-@dataclass(frozen=True)
-class Identity:
-    """Who a request is (DESIGN §4): the kind, canonical locator and display form."""
-
-    kind: Kind
-    locator: str
-    display: str
-
-
 def web_identity(url: str | httpx.URL) -> Identity:
     """A web page's identity: its normalized URL (secrets redacted). InvalidURL if none."""
     locator = normalize_url(url)
     return Identity("web", locator, locator)
 
 
-def fetch_document(client: HTTPClient, url: str, *, limits: Limits,
-                   robots: RobotsCache | None = None) -> Document:
-    """GET ``url`` (robots.txt first when ``robots`` is given) and extract it."""
-    identity = web_identity(url)
-    if robots is not None:
-        robots.check(url, client)
-    response = client.send(HTTPRequest(url))
-    return document_from_response(response, identity, limits=limits,
-                                  secrets=request_secrets(url))
-
-
-async def fetch_document_async(client: AsyncHTTPClient, url: str, *, limits: Limits,
-                               robots: RobotsCache | None = None) -> Document:
-    """The same as :func:`fetch_document`, for the async client (batch)."""
-    identity = web_identity(url)
-    if robots is not None:
-        await robots.check_async(url, client)
-    response = await client.send(HTTPRequest(url))
-    return document_from_response(response, identity, limits=limits,
-                                  secrets=request_secrets(url))
-
-
 class WebAdapter:
-    """``fetch URL``: one HTTP client, one robots.txt cache."""
-
-    kind = "web"
+    """``fetch URL`` (:class:`~.protocol.WebInput`): one HTTP client, one robots.txt
+    cache. Identity: the normalized URL."""
 
     def __init__(self, client: HTTPClient, limits: Limits | None = None) -> None:
         self.client = client
         self.limits = limits or client.limits
         self.robots = RobotsCache()
 
-    def locate(self, url: str) -> tuple[str, str]:
-        """``(locator, display)``; raises InvalidURL (bad input) before anything is sent."""
-        if not isinstance(url, str):
-            raise InvalidURL(f"not a URL: {url!r}")
-        identity = web_identity(url)
-        return identity.locator, identity.display
+    def identify(self, given: WebInput) -> Identity:
+        """InvalidURL (bad input) before anything is sent."""
+        if not isinstance(given.url, str):
+            raise InvalidURL(f"not a URL: {given.url!r}")
+        return web_identity(given.url)
 
-    def load(self, url: str, *, robots: bool = False) -> Document:
-        return fetch_document(self.client, url, limits=self.limits,
-                              robots=self.robots if robots else None)
+    def load(self, given: WebInput, identity: Identity) -> Document:
+        """GET the URL (robots.txt first when asked) and extract it."""
+        if given.robots:
+            self.robots.check(given.url, self.client)
+        response = self.client.send(HTTPRequest(given.url))
+        return document_from_response(response, identity, limits=self.limits,
+                                      secrets=request_secrets(given.url))
 
 
 # --- a response as a document -----------------------------------------------------------
@@ -163,21 +129,25 @@ def document_from_response(response: HTTPResponse, identity: Identity, *, limits
         document = _html_document(body, response, shown, identity, meta)
     else:
         document = _text_document(kind, body, response, identity, meta)
-    # A GET's redirect chain names the same page; a POST's final URL does not.
-    aliases = tuple(dict.fromkeys(
-        normalize_url(u) for u in (*response.redirects, shown) if _is_http(u))
-    ) if identity.kind == "web" else ()
     document = replace(document, kind=identity.kind, locator=identity.locator,
-                       display=identity.display, aliases=aliases)
+                       display=identity.display, aliases=_aliases(response, identity))
     return scrub_secrets(document, secrets)
 
 
-def _is_http(url: str) -> bool:
+def _aliases(response: HTTPResponse, identity: Identity) -> tuple[str, ...]:
+    """The normalized URLs of a GET's redirect chain and its final URL: names of the same
+    page (a POST's final URL is not). Without redirects the final URL is the identity."""
+    if identity.kind != "web" or not response.redirects:
+        return ()
+    found = (_normalized(u) for u in (*response.redirects, response.display_url))
+    return tuple(dict.fromkeys(u for u in found if u is not None))
+
+
+def _normalized(url: str) -> str | None:
     try:
-        parse_http_url(url)
-    except InvalidURL:
-        return False
-    return True
+        return normalize_url(url)
+    except InvalidURL:  # a hop to a scheme that is no web page
+        return None
 
 
 def _content_kind(content_type: str, body: bytes, locator: str) -> str:

@@ -50,7 +50,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from typing import Protocol
 
-from ..adapters.web import Identity, web_identity
+from ..adapters.web import web_identity
 from ..config import Limits
 from ..errors import (
     BadInput,
@@ -60,6 +60,7 @@ from ..errors import (
     NetworkError,
     RetrievalFailed,
 )
+from ..identity import Identity
 from ..identity.secrets import request_secrets, shown_url
 from ..identity.urls import parse_http_url
 from ..models import Failure, Retrieval, Source

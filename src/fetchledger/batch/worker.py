@@ -45,8 +45,8 @@ from ..errors import FetchLedgerError, RetrievalFailed, retrieval_error_for_stat
 from ..store.prepare import prepare
 
 if TYPE_CHECKING:
-    from ..adapters.web import Identity
     from ..config import Limits
+    from ..identity import Identity
     from ..net.client import HTTPResponse
     from ..store.prepare import Prepared
 

@@ -27,6 +27,7 @@ messages show URLs with their secrets redacted.
 
 from __future__ import annotations
 
+import functools
 import re
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -122,8 +123,9 @@ class HTTPResponse:
     redirects: tuple[str, ...] = ()
     elapsed: float = 0.0
 
-    @property
+    @functools.cached_property
     def display_url(self) -> str:
+        """The final URL as it may be stored and shown (secrets redacted)."""
         return redact_url(self.url)
 
     @property
