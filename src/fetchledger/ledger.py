@@ -32,16 +32,7 @@ from .errors import (
     RetrievalFailed,
     UnknownSource,
 )
-from .models import (
-    Attempt,
-    Failure,
-    Outcome,
-    Quote,
-    Retrieval,
-    Snippet,
-    Source,
-    SourceDetails,
-)
+from .models import Attempt, Failure, Outcome, Quote, Retrieval, Snippet, Source, SourceDetails
 from .store import open_store
 from .store.prepare import Failed, Prepared, prepare
 from .store.protocol import QuoteRow, Store, StoredVersion
