@@ -205,14 +205,16 @@ class Child:
         _LIVE.pop(self.pid, None)
 
     def kill(self) -> None:
-        """SIGKILL it (with its whole process group when it leads one); nothing once its
-        Popen has reaped it (the pid may belong to another process by then)."""
-        if self.process is not None and self.process.returncode is not None:
-            return
+        """SIGKILL it, with its whole process group when it leads one (what is left of a
+        group outlives its reaped leader, and Linux gives no new process the id of a
+        group still in use); a lone child its Popen has reaped is left alone (its pid
+        may be another process's by then)."""
         if self.group:
             with contextlib.suppress(ProcessLookupError, PermissionError, AttributeError):
                 os.killpg(self.pid, signal.SIGKILL)
                 return
+        if self.process is not None and self.process.returncode is not None:
+            return
         with contextlib.suppress(ProcessLookupError):
             os.kill(self.pid, signal.SIGKILL)
 
