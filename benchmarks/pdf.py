@@ -24,8 +24,9 @@ whitespace):
 - *sentences quotable*: expected sentences (Crazy Ones, the LaTeX source of the
   minimal document, the authored papers) found whole inside ONE line of the
   text (a snippet never crosses a line, so only then can it be quoted);
-- *column order kept*: of the expected lines of the two-column files found,
-  the share of consecutive pairs found in reading order;
+- *column order kept*: of the expected lines (sentences, for the papers) of
+  the two-column files found, the share found after the previous one, each
+  searched from where the last was found;
 - *reference sentences quotable*: sentences of pypdf's and of PDFium's own page
   text with lines joined, found whole in one line (neither engine's favourite);
 - *quotes verbatim*: every snippet fetchledger hands out is ``text[start:end]``
@@ -124,10 +125,11 @@ def layout_lines(text: str, columns: bool) -> list[str]:
     blank = [all(line[x] == " " for line in rows) for x in range(width) if x < min(map(len, rows))]
     middle = [x for x in range(int(0.35 * width), int(0.65 * width)) if x < len(blank) and blank[x]]
     cut = middle[len(middle) // 2]
-    spanning = [line for line in raw if line[cut - 1 : cut + 1].strip() and len(line) > cut]
-    left = [norm(line[:cut]) for line in raw if line not in spanning and line[:cut].strip()]
-    right = [norm(line[cut:]) for line in raw if line not in spanning and line[cut:].strip()]
-    return [norm(line) for line in spanning] + left + right
+    first_row = next(n for n, line in enumerate(raw) if line[:cut].strip() and line[cut:].strip())
+    head, body = raw[:first_row], raw[first_row:]  # the title block spans both columns
+    left = [norm(line[:cut]) for line in body if line[:cut].strip()]
+    right = [norm(line[cut:]) for line in body if line[cut:].strip()]
+    return [norm(line) for line in head if line.strip()] + left + right
 
 
 def expected_text(spec: str) -> str:
@@ -233,18 +235,14 @@ def score(rows: list[dict[str, Any]], papers: dict[str, list[str]]) -> dict[str,
                 found = [p for p in positions if p >= 0]
                 _add(out["lines"][side], len(found), len(wanted))
                 if spec[1]:
-                    _add(out["order"][side], in_order(found),
-                         max(len(found) - 1, 0))
+                    _add(out["order"][side], *in_order(wanted, flat))
             if r["name"] in EXPECTED_SENTENCES:
                 wanted = sentences(expected_text(EXPECTED_SENTENCES[r["name"]]), min_words=1)
                 _add(out["sentences"][side], quotable(wanted, lines), len(wanted))
             if r["name"] in papers:
                 wanted = papers[r["name"]]
                 _add(out["paper_sentences"][side], quotable(wanted, lines), len(wanted))
-                found = [flat.find(s) for s in wanted]
-                found = [p for p in found if p >= 0]
-                _add(out["paper_order"][side], in_order(found),
-                     max(len(found) - 1, 0))
+                _add(out["paper_order"][side], *in_order(wanted, flat))
             for engine in PLAIN:
                 if r["name"] in papers or engine not in r["text"]:
                     continue
@@ -254,9 +252,22 @@ def score(rows: list[dict[str, Any]], papers: dict[str, list[str]]) -> dict[str,
     return out
 
 
-def in_order(positions: list[int]) -> int:
-    """Consecutive pairs of positions that stand in increasing order."""
-    return sum(1 for a, b in itertools.pairwise(positions) if a < b)
+def in_order(wanted: list[str], flat: str) -> tuple[int, int]:
+    """Of the wanted lines found in ``flat``, how many are found after the previous
+    one found in order (each searched from there on, so a repeated line does not
+    count as out of order)."""
+    position, kept, found = 0, 0, 0
+    for line in wanted:
+        if line_position(line, flat) < 0:
+            continue
+        found += 1
+        at = flat.find(line, position)
+        if at < 0 and line.endswith("-"):
+            at = flat.find(line[:-1], position)
+        if at >= 0:
+            kept += 1
+            position = at + 1
+    return kept, found
 
 
 def _add(cell: list[int], part: int, whole: int) -> None:
