@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import argparse
 import io
-import itertools
 import json
 import logging
 import re
