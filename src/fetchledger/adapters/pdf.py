@@ -148,8 +148,7 @@ def _child_error(failed: ChildFailed, locator: str, limits: Limits) -> Retrieval
     if failed.reason == "timeout":
         return CorruptContent(
             f"reading the PDF stopped: it ran past its time limit of {limits.pdf_timeout:g} s "
-            "(a damaged or hostile file, or a "
-            "very long one)", locator=locator,
+            "(a damaged or hostile file, or a very long one)", locator=locator,
             hint="Limits(pdf_timeout=...) raises the limit for a long document")
     return CorruptContent(f"cannot read the PDF: {failed.detail}", locator=locator)
 

@@ -159,6 +159,10 @@ class PdfiumEngine:
             result.text = text.replace("\r\n", "\n").replace("\ufffe", "-\n")
             if not result.text.strip():
                 result.images = self._has_images(page)
+        except MemoryError:
+            raise
+        except Exception as exc:
+            result.error = f"PDFium could not read the page's text ({describe(exc)})"
         finally:
             page.close()
         return result
