@@ -82,12 +82,15 @@ RETRY_STATUSES = frozenset({429, 503})
 
 class BatchLedger(Protocol):
     """What a batch needs of the ledger it fills (:class:`fetchledger.Ledger` is one):
-    its limits and address policy, whether an input already has a source, and the
-    ledger's one write path. A batch writes nothing any other way."""
+    its limits and address policy, its identity key, whether an input already has a
+    source, and the ledger's one write path. A batch writes nothing any other way."""
 
     limits: Limits
     allow_private: bool
     allow_hosts: tuple[str, ...]
+
+    @property
+    def identity_key(self) -> bytes: ...
 
     def source_for(self, locator: str) -> Source | None: ...
 
@@ -232,7 +235,7 @@ class _Batch:
         for index, item in enumerate(inputs):
             shown = shown_url(item.url)
             try:
-                identity = _identity(item)
+                identity = _identity(item, self.ledger.identity_key)
             except BadInput as error:
                 self._emit(index, Failure.from_error(shown, error), shown)
                 continue
@@ -427,8 +430,8 @@ class _Batch:
         while True:
             try:
                 result = await pool.call(
-                    "prepare_response", response, job.identity, self.ledger.limits,
-                    tuple(request_secrets(job.url)), job.query, job.k)
+                    "prepare_response", response, job.identity, self.ledger.identity_key,
+                    self.ledger.limits, tuple(request_secrets(job.url)), job.query, job.k)
             except WorkerDied:
                 # A worker died on it (a parser crash, or killed): it has been replaced;
                 # try the page once more, and record a page that kills it twice.
@@ -489,11 +492,11 @@ class _Batch:
         self.wake.set()
 
 
-def _identity(item: BatchInput) -> Identity:
+def _identity(item: BatchInput, key: bytes) -> Identity:
     if item.problem is not None:
         raise InvalidArgument(item.problem)
     try:
-        return web_identity(item.url)
+        return web_identity(item.url, key)
     except BadInput as error:
         if item.line is None:
             raise
