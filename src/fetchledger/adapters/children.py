@@ -179,8 +179,9 @@ class FrameDecoder:
 # --- the registry of live children ------------------------------------------------------
 
 
+# No lock: one dict operation is atomic under the GIL, and a signal handler that takes
+# a lock the interrupted code holds would wait for ever.
 _LIVE: dict[int, Child] = {}
-_LIVE_LOCK = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -201,25 +202,27 @@ class Child:
     def track(self) -> Child:
         """Enter it in the registry of live children (until :meth:`reaped`); a group
         leader's group is tied to the reaper, so it dies with this process."""
-        with _LIVE_LOCK:
-            _LIVE[self.pid] = self
+        _LIVE[self.pid] = self
         if self.group:
             _tell_reaper(f"+{self.pid}")
         return self
 
     def reaped(self) -> None:
         """It has been waited for: out of the registry (and its group untied)."""
-        with _LIVE_LOCK:
-            gone = _LIVE.pop(self.pid, None)
-        if gone is not None and self.group:
+        if _LIVE.pop(self.pid, None) is not None and self.group:
             _tell_reaper(f"-{self.pid}")
 
     def kill(self) -> None:
-        """SIGKILL it (with its whole process group when it leads one)."""
+        """SIGKILL it, with its whole process group when it leads one (what is left of a
+        group outlives its reaped leader, and Linux gives no new process the id of a
+        group still in use); a lone child its Popen has reaped is left alone (its pid
+        may be another process's by then)."""
         if self.group:
             with contextlib.suppress(ProcessLookupError, PermissionError, AttributeError):
                 os.killpg(self.pid, signal.SIGKILL)
                 return
+        if self.process is not None and self.process.returncode is not None:
+            return
         with contextlib.suppress(ProcessLookupError):
             os.kill(self.pid, signal.SIGKILL)
 
@@ -248,8 +251,7 @@ class Child:
 
 def live_children() -> list[Child]:
     """Every child started and not yet reaped."""
-    with _LIVE_LOCK:
-        return list(_LIVE.values())
+    return list(_LIVE.values())
 
 
 def kill_children() -> None:
@@ -451,6 +453,7 @@ def fork_child(body: Callable[[], int]) -> Child:
     if pid == 0:  # pragma: no cover - the child ends in os._exit, coverage cannot see it
         status = 70
         try:
+            _LIVE.clear()  # the parent's other children are not this one's
             signal.signal(signal.SIGINT, signal.SIG_DFL)
             _leave_reaper()
             die_with_parent(parent)
