@@ -62,6 +62,7 @@ from .models import (
     SourceDetails,
     error_lines,
     exit_code_for,
+    json_text,
     tool_error_lines,
     warning_line,
 )
@@ -115,6 +116,7 @@ __all__ = [
     "command_line",
     "error_lines",
     "exit_code_for",
+    "json_text",
     "kill_children",
     "parse_curl",
     "read_batch_inputs",

@@ -13,12 +13,13 @@ from dataclasses import dataclass
 from urllib.parse import quote as percent_encode
 
 from ..models import Source
-from ..text.normalize import one_line
+from ..text.normalize import one_line, printable
 from .evidence import Support
 
 __all__ = [
     "Entry",
     "entry_parts",
+    "escape_markdown",
     "http_method",
     "pages_text",
     "source_url",
@@ -116,20 +117,20 @@ def _fragment_part(text: str) -> str:
 def entry_parts(entry: Entry, *, markdown: bool) -> list[str]:
     """title — label — locator — retrieved date — pages (parts that repeat dropped)."""
     source = entry.source
-    title = one_line(source.title or "")
-    label = source.label
+    title = printable(one_line(source.title or ""))
+    label = printable(source.label)
     parts: list[str] = []
     for text in (title, label):
         if text and text not in parts:
             parts.append(text)
-    shown = [_escape(p) if markdown else p for p in parts]
+    shown = [escape_markdown(p) if markdown else p for p in parts]
     locator = _locator(entry, markdown=markdown)
     if locator and _bare(locator) not in parts:
         shown.append(locator)
     shown.append(f"retrieved {source.retrieved_at[:10]}")
     pages = pages_text(entry.pages())
     if pages:
-        shown.append(_escape(pages) if markdown else pages)
+        shown.append(escape_markdown(pages) if markdown else pages)
     return shown
 
 
@@ -143,11 +144,12 @@ def _locator(entry: Entry, *, markdown: bool) -> str:
     if url is not None:
         method = http_method(source)
         prefix = f"{method} " if method and method != "GET" else ""
+        url = printable(url)
         if markdown:
             safe = url.replace(" ", "%20").replace("<", "%3C").replace(">", "%3E")
             return f"{prefix}<{safe}>"
         return prefix + url
-    locator = one_line(source.locator)
+    locator = printable(source.locator)
     return _code(locator) if markdown else locator
 
 
@@ -162,5 +164,7 @@ def _code(text: str) -> str:
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>|])")
 
 
-def _escape(text: str) -> str:
+def escape_markdown(text: str) -> str:
+    """``text`` with markdown's special characters backslash-escaped: it shows as written
+    (page text such as ``<script>`` or ``<!--`` stays text in every style)."""
     return _MARKDOWN_SPECIAL.sub(r"\\\1", text)
