@@ -10,6 +10,13 @@
 - Anything else: ``unsupported_type``. A missing or generic type
   (``application/octet-stream``) is sniffed from the bytes.
 
+JavaScript pages (``render``, DESIGN §8): :func:`read_response` says when a
+fetched HTML page is to be rendered (:class:`Shell`: ``auto`` renders empty
+shells, ``always`` every HTML page); :class:`WebAdapter` renders it with
+:class:`~fetchledger.adapters.browser.Browser` and :func:`rendered_document`
+reads the DOM. Without a browser the plain result stands
+(:func:`without_browser`), with a warning saying why.
+
 Charset: the BOM, then the Content-Type header (except that a legacy
 single-byte label on bytes that are valid UTF-8 is read as UTF-8, the usual
 server misconfiguration), then ``<meta charset>``, then detection.
@@ -20,6 +27,7 @@ from __future__ import annotations
 import json
 import posixpath
 import re
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -30,21 +38,26 @@ import httpx
 from .._version import __version__
 from ..config import Limits
 from ..document import Document, Kind
-from ..errors import CorruptContent, EmptyContent, InvalidURL, UnsupportedType
+from ..errors import CorruptContent, EmptyContent, InvalidArgument, InvalidURL, UnsupportedType
 from ..identity.secrets import request_secrets, scrub_secrets
 from ..identity.urls import normalize_url, parse_http_url, redact_url
 from ..net.client import AsyncHTTPClient, HTTPClient, HTTPRequest, HTTPResponse
 from ..net.robots import RobotsCache
 from ..text.normalize import clean_lines, decode_bytes, join_wrapped_lines, looks_binary, one_line
+from .browser import Browser, RenderedPage, RenderMode, unavailable_reason, wants_render
 from .extract import decode_html, extract_html, extractor_version
 
 __all__ = [
     "Identity",
+    "Shell",
     "WebAdapter",
     "document_from_response",
     "fetch_document",
     "fetch_document_async",
+    "read_response",
+    "rendered_document",
     "web_identity",
+    "without_browser",
 ]
 
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
@@ -77,19 +90,30 @@ def web_identity(url: str | httpx.URL) -> Identity:
 
 
 def fetch_document(client: HTTPClient, url: str, *, limits: Limits,
-                   robots: RobotsCache | None = None) -> Document:
-    """GET ``url`` (robots.txt first when ``robots`` is given) and extract it."""
+                   robots: RobotsCache | None = None, render: RenderMode = "never",
+                   browser: Browser | None = None) -> Document:
+    """GET ``url`` (robots.txt first when ``robots`` is given) and extract it; an HTML
+    page that ``render`` asks for is rendered by ``browser`` (without one, the plain
+    result stands with a warning)."""
     identity = web_identity(url)
     if robots is not None:
         robots.check(url, client)
     response = client.send(HTTPRequest(url))
-    return document_from_response(response, identity, limits=limits,
-                                  secrets=request_secrets(url))
+    secrets = request_secrets(url)
+    read = read_response(response, identity, limits=limits, secrets=secrets, render=render)
+    if not isinstance(read, Shell):
+        return read
+    reason = unavailable_reason() if browser is None else None
+    if browser is None or reason is not None:
+        return without_browser(read, reason or "no browser was given")
+    return rendered_document(browser.render(response), identity, limits=limits,
+                             secrets=secrets)
 
 
 async def fetch_document_async(client: AsyncHTTPClient, url: str, *, limits: Limits,
                                robots: RobotsCache | None = None) -> Document:
-    """The same as :func:`fetch_document`, for the async client (batch)."""
+    """The same as :func:`fetch_document` without rendering, for the async client
+    (batch renders through its own pool of browsers)."""
     identity = web_identity(url)
     if robots is not None:
         await robots.check_async(url, client)
@@ -99,7 +123,7 @@ async def fetch_document_async(client: AsyncHTTPClient, url: str, *, limits: Lim
 
 
 class WebAdapter:
-    """``fetch URL``: one HTTP client, one robots.txt cache."""
+    """``fetch URL``: one HTTP client, one robots.txt cache, a browser when needed."""
 
     kind = "web"
 
@@ -107,6 +131,7 @@ class WebAdapter:
         self.client = client
         self.limits = limits or client.limits
         self.robots = RobotsCache()
+        self._browser: Browser | None = None
 
     def locate(self, url: str) -> tuple[str, str]:
         """``(locator, display)``; raises InvalidURL (bad input) before anything is sent."""
@@ -115,9 +140,113 @@ class WebAdapter:
         identity = web_identity(url)
         return identity.locator, identity.display
 
-    def load(self, url: str, *, robots: bool = False) -> Document:
+    def browser(self, render: RenderMode) -> Browser | None:
+        """The browser for ``render`` (None when it is ``never`` or none is installed);
+        ``always`` without one is bad input (InvalidArgument), checked before any
+        request."""
+        if render == "never":
+            return None
+        reason = unavailable_reason()
+        if reason is not None:
+            if render == "always":
+                raise InvalidArgument(f"--render always needs a browser, and {reason}")
+            return None
+        if self._browser is None:
+            self._browser = Browser(self.client.policy, self.client.resolver, self.limits)
+        return self._browser
+
+    def load(self, url: str, *, robots: bool = False, render: RenderMode = "auto") -> Document:
         return fetch_document(self.client, url, limits=self.limits,
-                              robots=self.robots if robots else None)
+                              robots=self.robots if robots else None, render=render,
+                              browser=self.browser(render))
+
+
+# --- rendering --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Shell:
+    """A fetched HTML page that is to be rendered in a browser. ``plain`` is what the
+    plain extraction gave — a document with little text, or the EmptyContent it
+    raised — which stands when no browser can render it."""
+
+    plain: Document | EmptyContent
+    response: HTTPResponse
+
+
+def read_response(response: HTTPResponse, identity: Identity, *, limits: Limits,
+                  secrets: Sequence[str] = (), render: RenderMode = "never") -> Document | Shell:
+    """The document of a response, or a :class:`Shell` when ``render`` asks for the
+    page to be rendered (``auto``: an empty shell; ``always``: any HTML page)."""
+    try:
+        plain: Document | EmptyContent = document_from_response(
+            response, identity, limits=limits, secrets=secrets)
+    except EmptyContent as empty:
+        plain = empty
+    text = plain.text if isinstance(plain, Document) else ""
+    if wants_render(render, lambda: _html_of(response, identity.display), text):
+        return Shell(plain, response)
+    if isinstance(plain, EmptyContent):
+        raise plain
+    return plain
+
+
+def _html_of(response: HTTPResponse, locator: str) -> str | None:
+    """The decoded HTML of an HTML response, None for any other kind."""
+    if not response.content.strip():
+        return None
+    try:
+        kind = _content_kind(response.content_type, response.content, locator)
+        if kind != "html":
+            return None
+        return decode_html(response.content, choose_charset(response.content,
+                                                            response.charset))
+    except (UnsupportedType, CorruptContent):
+        return None
+
+
+def without_browser(shell: Shell, reason: str) -> Document:
+    """The plain result of a page that could not be rendered: its document with a
+    warning, or the EmptyContent it raised, saying why it was not rendered (the
+    remedy is given once per process)."""
+    why = f"it is built by JavaScript and was not rendered: {reason}"
+    remedy = None if _REMEDY_GIVEN.is_set() else _NO_BROWSER_REMEDY
+    _REMEDY_GIVEN.set()
+    if isinstance(shell.plain, EmptyContent):
+        raise EmptyContent(f"the page has no readable text ({why})",
+                           locator=shell.plain.locator, hint=remedy)
+    warning = f"the page {why}" + (f"; {remedy}" if remedy else "")
+    return replace(shell.plain, warnings=(*shell.plain.warnings, warning))
+
+
+_NO_BROWSER_REMEDY = ("install Chromium (apt-get install chromium) and Playwright "
+                      "(pip install 'fetchledger[browser]') to render such pages")
+_REMEDY_GIVEN = threading.Event()
+
+
+def rendered_document(page: RenderedPage, identity: Identity, *, limits: Limits,
+                      secrets: Sequence[str] = ()) -> Document:
+    """The document of a page Chromium rendered: the DOM as its raw bytes, the browser
+    as its extractor, what the render met in its metadata, and a warning naming the
+    requests the address policy refused."""
+    try:
+        document = document_from_response(page.response, identity, limits=limits,
+                                          secrets=secrets)
+    except EmptyContent as empty:
+        raise EmptyContent("the page has no readable text, even with its JavaScript run in "
+                           f"{page.engine}", locator=empty.locator) from empty
+    warnings = document.warnings
+    if page.refused:
+        targets = sorted({urlsplit(r["target"]).netloc or r["target"] for r in page.refused})
+        warnings = (*warnings, f"the browser refused {len(page.refused)} request"
+                               f"{'s' * (len(page.refused) != 1)} of this page by the address "
+                               f"policy ({', '.join(targets[:5])}"
+                               f"{', ...' if len(targets) > 5 else ''})")
+    document = replace(document, extractor="browser",
+                       extractor_version=f"{page.engine}; {document.extractor} "
+                                         f"{document.extractor_version}",
+                       meta={**document.meta, "browser": page.facts}, warnings=warnings)
+    return scrub_secrets(document, secrets)
 
 
 # --- a response as a document -----------------------------------------------------------
@@ -237,8 +366,8 @@ def _html_document(body: bytes, response: HTTPResponse, shown: str, identity: Id
     if not extracted.text:
         needs_script = "<script" in html.lower()
         raise EmptyContent(
-            "the page has no readable text" + (" (it is built by JavaScript, which "
-                                               "fetchledger does not run)" if needs_script
+            "the page has no readable text" + (" (it may be built by JavaScript; rendering "
+                                               "was not asked for)" if needs_script
                                                else ""), locator=identity.display)
     if extracted.canonical:
         canonical = _absolute(extracted.canonical, response.url)
