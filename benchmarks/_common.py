@@ -8,7 +8,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-CORPUS = ROOT.parent / "shared" / "corpus"
+# ``shared/`` stands beside the project's checkout (for a worktree, further up).
+SHARED = next((folder / "shared" for folder in ROOT.parents if (folder / "shared").is_dir()),
+              ROOT.parent / "shared")
+CORPUS = SHARED / "corpus"
 
 
 def corpus_or_skip(*parts: str) -> Path:

@@ -2,27 +2,30 @@
 
 N real pages of the shared corpus (``../shared/corpus/html``) are served by a
 loopback server process on 30 hosts (127.0.0.1 - 127.0.0.30, page i on host
-i mod 30), every response (robots.txt included) answered after 200 ms. In the
-same run, each pipeline runs as a fresh process over the same URL list:
+i mod 30), every response (robots.txt included) answered after 200 ms. Each
+pipeline runs as a fresh process over the same URL list, on the same servers,
+in alternating rounds (so load on the machine falls on all of them alike);
+the best round of each counts:
 
-- **fetchledger batch** (best of two, fresh ledgers): fetch 32 at once, 4 per
+- **fetchledger batch** (fresh ledger each round): fetch 32 at once, 4 per
   host, robots.txt honoured, extraction + passages + ranking + quotes in worker
   processes, every page registered in the ledger;
-- **reference**: httpx (32 at once, 4 per host) + ``trafilatura.extract(...,
-  with_metadata=True)`` in a process pool over all cores, storing nothing —
-  the floor any batch pays on this machine;
+- **reference**: ``../shared/bench/reference_batch.py`` itself: httpx (32 at
+  once, 4 per host) + ``trafilatura.bare_extraction(..., with_metadata=True)``
+  in a process pool over all cores, storing nothing — the floor any batch
+  pays on this machine;
 - **trafilatura CLI**: ``trafilatura --parallel 32 -i URLS --with-metadata -o DIR``
   with a copy of its settings.cfg where ``SLEEP_TIME = 0`` (no pause between
   requests to one domain) and ``SSRF_PROTECTION = off`` (so it may reach loopback);
 - **sequential loop**: httpx + trafilatura one page after the other (on the
-  first ``--loop-pages`` pages; its pages/s is what counts).
+  first ``--loop-pages`` pages, once; its pages/s is what counts).
 
 Targets: batch <= 1.15x the reference time, faster than trafilatura's CLI,
 >= 10x the sequential loop's pages/s.
 
-    .venv/bin/python benchmarks/batch.py [--pages N] [--loop-pages M] [--latency S]
+    .venv/bin/python benchmarks/batch.py [--pages N] [--rounds R] [--loop-pages M]
 
-Skips cleanly (exit 0) when the corpus is absent.
+Skips cleanly (exit 0) when the corpus or the reference script is absent.
 """
 
 from __future__ import annotations
@@ -32,6 +35,8 @@ import asyncio
 import json
 import os
 import re
+import resource
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -41,11 +46,12 @@ from collections.abc import Sequence
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import corpus_or_skip, table
+from _common import SHARED, corpus_or_skip, table
 
 HOSTS = 30
 HERE = Path(__file__).resolve()
 BIN = Path(sys.executable).parent
+REFERENCE = SHARED / "bench" / "reference_batch.py"
 
 
 # --- the server (its own process) ----------------------------------------------------------
@@ -86,37 +92,13 @@ async def _serve(pages: list[Path], latency: float) -> None:
     await asyncio.Event().wait()
 
 
-# --- the reference pipeline and the loop (their own processes) ------------------------------
+# --- the sequential loop (its own process) --------------------------------------------------
 
 
 def _extract(html: bytes) -> bool:
     import trafilatura
 
     return trafilatura.extract(html, with_metadata=True) is not None
-
-
-async def _reference(urls: list[str]) -> int:
-    from concurrent.futures import ProcessPoolExecutor
-    from urllib.parse import urlsplit
-
-    import httpx
-    import trafilatura  # noqa: F401  (imported before the pool forks)
-
-    loop = asyncio.get_running_loop()
-    in_flight = asyncio.Semaphore(32)
-    per_host: dict[str, asyncio.Semaphore] = defaultdict(lambda: asyncio.Semaphore(4))
-    cores = len(os.sched_getaffinity(0))
-    with ProcessPoolExecutor(cores) as pool:
-        limits = httpx.Limits(max_connections=128, max_keepalive_connections=128)
-        async with httpx.AsyncClient(limits=limits, timeout=30) as client:
-
-            async def one(url: str) -> bool:
-                async with per_host[urlsplit(url).netloc], in_flight:
-                    response = await client.get(url)
-                return await loop.run_in_executor(pool, _extract, response.content)
-
-            done = await asyncio.gather(*(one(u) for u in urls))
-    return sum(done)
 
 
 def _loop(urls: list[str]) -> int:
@@ -132,22 +114,46 @@ def _loop(urls: list[str]) -> int:
 # --- the measurements ---------------------------------------------------------------------------
 
 
-def timed(argv: Sequence[str], **options: object) -> float:
+CPU: list[float] = []  # CPU seconds (user + system) of each timed run and its children
+
+
+def timed(argv: Sequence[str], **options: object) -> tuple[float, int]:
+    """Wall seconds and exit status of one process run (its CPU seconds go to CPU)."""
     options.setdefault("stdout", subprocess.DEVNULL)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
-    subprocess.run(argv, check=True, **options)  # type: ignore[call-overload]
-    return time.perf_counter() - started
+    done = subprocess.run(argv, check=False, **options)  # type: ignore[call-overload]
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    CPU.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+    return wall, done.returncode
 
 
 def run_batch(urls_file: Path, work: Path, name: str) -> tuple[float, int]:
+    """Seconds of one ``fetchledger batch`` into a fresh ledger, and the sources it holds."""
     ledger = work / f"{name}.db"
-    seconds = timed([str(BIN / "fetchledger"), "--ledger", str(ledger), "batch",
-                     "--allow-private", str(urls_file)], stderr=subprocess.DEVNULL)
-    import sqlite3
-
+    seconds, status = timed([str(BIN / "fetchledger"), "--ledger", str(ledger), "batch",
+                             "--allow-private", str(urls_file)], stderr=subprocess.DEVNULL)
+    if status not in (0, 3):
+        raise SystemExit(f"fetchledger batch failed with exit status {status}")
     with sqlite3.connect(ledger) as db:
         registered = db.execute("SELECT count(*) FROM source").fetchone()[0]
     return seconds, int(registered)
+
+
+def run_reference(urls_file: Path) -> tuple[float, int]:
+    """Seconds of one run of the shared reference script; exit 0 when every page gave
+    text (it prints nothing, so the count is all or unknown)."""
+    seconds, status = timed([sys.executable, str(REFERENCE), str(urls_file), "32"])
+    return seconds, status
+
+
+def run_trafilatura(urls_file: Path, work: Path, name: str) -> tuple[float, int]:
+    output = work / f"trafilatura-{name}"
+    seconds, _ = timed([str(BIN / "trafilatura"), "--parallel", "32", "-i", str(urls_file),
+                        "--with-metadata", "--config-file", str(trafilatura_config(work)),
+                        "-o", str(output)], stderr=subprocess.DEVNULL)
+    return seconds, len(list(output.glob("*"))) if output.exists() else 0
 
 
 def trafilatura_config(work: Path) -> Path:
@@ -164,12 +170,19 @@ def trafilatura_config(work: Path) -> Path:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--pages", type=int, default=330, help="pages to serve (default: 330)")
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="rounds of batch, reference and trafilatura CLI (default: 3)")
     parser.add_argument("--loop-pages", type=int, default=40,
-                        help="pages for the sequential loop (default: 40)")
+                        help="pages for the sequential loop (default: 40; 0 skips it)")
     parser.add_argument("--latency", type=float, default=0.2, help="seconds per response")
+    parser.add_argument("--only-batch", action="store_true",
+                        help="batch and reference only (no trafilatura CLI, no loop)")
     args = parser.parse_args()
 
     corpus = corpus_or_skip("html")
+    if not REFERENCE.is_file():
+        print(f"skipped: {REFERENCE} is absent (it lives beside the project)")
+        return 0
     manifest = [json.loads(line) for line in (corpus / "manifest.jsonl").open()]
     pages = [corpus.parent / entry["html"] for entry in manifest][: args.pages]
     pages = [p for p in pages if p.is_file()]
@@ -185,11 +198,10 @@ def main() -> int:
                     for i in range(len(pages))]
             urls_file = work / "urls.txt"
             urls_file.write_text("\n".join(urls) + "\n")
-            loop_file = work / "loop.txt"
-            loop_file.write_text("\n".join(urls[: args.loop_pages]) + "\n")
             print(f"{len(pages)} pages on {HOSTS} loopback hosts, {args.latency * 1000:.0f} ms "
-                  f"per response; load average before: {os.getloadavg()[0]:.2f}", flush=True)
-            results = measure(urls_file, loop_file, work, len(urls), args.loop_pages)
+                  f"per response, {args.rounds} rounds; load average before: "
+                  f"{os.getloadavg()[0]:.2f}", flush=True)
+            results = measure(urls_file, work, args)
         finally:
             server.kill()
             server.wait()
@@ -198,56 +210,73 @@ def main() -> int:
     return 0
 
 
-def measure(urls_file: Path, loop_file: Path, work: Path, count: int, loop_count: int
-            ) -> dict[str, tuple[float, int, int]]:
-    """name -> (seconds, pages attempted, pages extracted or registered)."""
-    results: dict[str, tuple[float, int, int]] = {}
-    runs = [run_batch(urls_file, work, "first"), run_batch(urls_file, work, "second")]
-    seconds, registered = min(runs)
-    results["fetchledger batch (best of 2)"] = (seconds, count, registered)
-    reference = work / "reference.out"
-    with reference.open("w") as out:
-        seconds = timed([sys.executable, str(HERE), "reference", str(urls_file)], stdout=out)
-    results["reference: httpx + trafilatura pool"] = (seconds, count,
-                                                      int(reference.read_text() or 0))
-    output = work / "trafilatura-out"
-    seconds = timed([str(BIN / "trafilatura"), "--parallel", "32", "-i", str(urls_file),
-                     "--with-metadata", "--config-file", str(trafilatura_config(work)),
-                     "-o", str(output)], stderr=subprocess.DEVNULL)
-    written = len(list(output.glob("*"))) if output.exists() else 0
-    results["trafilatura --parallel 32"] = (seconds, count, written)
-    sequential = work / "loop.out"
-    with sequential.open("w") as out:
-        seconds = timed([sys.executable, str(HERE), "loop", str(loop_file)], stdout=out)
-    results["sequential httpx + trafilatura"] = (seconds, loop_count,
-                                                 int(sequential.read_text() or 0))
-    return results
+Runs = dict[str, list[tuple[float, int, str, float]]]  # name -> (seconds, pages, done, CPU s)
 
 
-def report(results: dict[str, tuple[float, int, int]], count: int) -> None:
-    reference = results["reference: httpx + trafilatura pool"][0]
-    batch = results["fetchledger batch (best of 2)"]
-    loop = results["sequential httpx + trafilatura"]
+def measure(urls_file: Path, work: Path, args: argparse.Namespace) -> Runs:
+    count = len(urls_file.read_text().split())
+    runs: Runs = defaultdict(list)
+    for round_ in range(args.rounds):
+        # Alternate who goes first: a burst of load then falls on each in turn.
+        order = ["batch", "reference"] if round_ % 2 == 0 else ["reference", "batch"]
+        if not args.only_batch:
+            order.append("trafilatura")
+        for name in order:
+            if name == "batch":
+                seconds, registered = run_batch(urls_file, work, f"round{round_}")
+                runs[BATCH].append((seconds, count, f"{registered:,}", CPU[-1]))
+            elif name == "reference":
+                seconds, status = run_reference(urls_file)
+                runs[REFERENCE_NAME].append((seconds, count, "all" if status == 0
+                                             else f"not all (exit {status})", CPU[-1]))
+            else:
+                seconds, written = run_trafilatura(urls_file, work, f"round{round_}")
+                runs[TRAFILATURA].append((seconds, count, f"{written:,}", CPU[-1]))
+            print(f"  round {round_ + 1}: {name} {seconds:.2f} s", flush=True)
+    if args.loop_pages and not args.only_batch:
+        loop_file = work / "loop.txt"
+        loop_file.write_text("\n".join(urls_file.read_text().split()[: args.loop_pages]) + "\n")
+        with (work / "loop.out").open("w") as out:
+            seconds, _ = timed([sys.executable, str(HERE), "loop", str(loop_file)], stdout=out)
+        runs[LOOP].append((seconds, args.loop_pages, (work / "loop.out").read_text().strip(),
+                          CPU[-1]))
+    return runs
+
+
+BATCH = "fetchledger batch"
+REFERENCE_NAME = "reference_batch.py (httpx + trafilatura pool)"
+TRAFILATURA = "trafilatura --parallel 32"
+LOOP = "sequential httpx + trafilatura"
+
+
+def report(runs: Runs, count: int) -> None:
+    best = {name: min(found) for name, found in runs.items()}
+    reference = best[REFERENCE_NAME][0]
     rows = []
-    for name, (seconds, pages, done) in results.items():
-        rate = pages / seconds
-        rows.append([name, pages, done, round(seconds, 2), round(rate, 1),
-                     f"{seconds / reference * count / pages:.2f}x"])
-    print(table(["pipeline", "pages", "extracted/registered", "seconds", "pages/s",
-                 "time for all pages vs reference"], rows))
-    batch_rate, loop_rate = batch[1] / batch[0], loop[1] / loop[0]
-    trafilatura_cli = results["trafilatura --parallel 32"][0]
-    print(f"\nbatch / reference: {batch[0] / reference:.2f}x (target <= 1.15x); "
-          f"batch vs trafilatura CLI: {trafilatura_cli / batch[0]:.2f}x faster (target > 1); "
-          f"batch vs sequential loop: {batch_rate / loop_rate:.1f}x the pages/s (target >= 10)")
+    for name, (seconds, pages, done, _) in best.items():
+        every = ", ".join(f"{s:.2f}" for s, *_ in runs[name])
+        cpu = min(c for *_, c in runs[name])
+        rows.append([name, pages, done, every, round(seconds, 2), round(cpu, 1),
+                     round(pages / seconds, 1), f"{seconds / reference * count / pages:.2f}x"])
+    print(table(["pipeline", "pages", "extracted/registered", "seconds (each run)",
+                 "best seconds", "least CPU s", "pages/s", "time for all pages vs reference"],
+                rows))
+    batch = best[BATCH]
+    line = f"\nbatch / reference: {batch[0] / reference:.2f}x (target <= 1.15x)"
+    if TRAFILATURA in best:
+        line += (f"; batch vs trafilatura CLI: {best[TRAFILATURA][0] / batch[0]:.2f}x faster "
+                 "(target > 1)")
+    if LOOP in best:
+        loop = best[LOOP]
+        line += (f"; batch vs sequential loop: {(batch[1] / batch[0]) / (loop[1] / loop[0]):.1f}x"
+                 " the pages/s (target >= 10)")
+    print(line)
 
 
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "serve":
         listed = [Path(p) for p in Path(sys.argv[2]).read_text().splitlines()]
         asyncio.run(_serve(listed, float(sys.argv[3])))
-    elif len(sys.argv) > 1 and sys.argv[1] == "reference":
-        print(asyncio.run(_reference(Path(sys.argv[2]).read_text().split())))
     elif len(sys.argv) > 1 and sys.argv[1] == "loop":
         print(_loop(Path(sys.argv[2]).read_text().split()))
     else:

@@ -36,3 +36,27 @@ def wait_gone(pid: int, seconds: float = 3.0) -> bool:
             return True
         time.sleep(0.02)
     return False
+
+
+def dies_with_killed_parent(parent_script: str, env: dict[str, str] | None = None) -> bool:
+    """Run ``parent_script`` (Python that starts a child and prints its pid), SIGKILL the
+    parent once the child runs, and tell whether the child is gone within 3 s (one that
+    is not is killed here)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    parent = subprocess.Popen([sys.executable, "-c", parent_script], stdout=subprocess.PIPE,
+                              text=True, env=env)
+    assert parent.stdout is not None
+    child = int(parent.stdout.readline())
+    time.sleep(0.1)
+    assert alive(child)
+    os.kill(parent.pid, signal.SIGKILL)
+    parent.wait()
+    parent.stdout.close()
+    gone = wait_gone(child, 3.0)
+    if not gone:
+        os.kill(child, signal.SIGKILL)
+    return gone

@@ -52,3 +52,13 @@ def noisy(payload: bytes, params: dict[str, Any], emit: Emit) -> None:
     print("stray print on stderr", file=sys.stderr)
     logging.getLogger("pypdf").warning("a library warning")
     emit({"t": "done"})
+
+
+def sleep_a_minute() -> None:
+    """An entry for a fresh interpreter of the child-process runtime."""
+    time.sleep(60)
+
+
+def exit_with(status: str) -> int:
+    """An entry whose return value is the interpreter's exit status."""
+    return int(status)

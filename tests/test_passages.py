@@ -9,9 +9,11 @@ from fetchledger.document import Page
 from fetchledger.text.normalize import LINE_BREAKS
 from fetchledger.text.passages import (
     MAX_QUOTE,
+    Passage,
     cut_quote,
     display_line,
     rank,
+    rank_candidates,
     select_quotes,
     split_passages,
     split_sentences,
@@ -73,6 +75,20 @@ def test_ranking_prefers_the_passage_with_the_query_terms() -> None:
     best = rank(text, passages, "boiling point altitude")[0][1]
     assert text[passages[best].start : passages[best].end] == (
         "The boiling point decreases with altitude.")
+
+
+def test_ledger_wide_ranking_weighs_words_by_the_whole_collection() -> None:
+    # Both candidates hold one query word each; the ledger's counts say which is rare.
+    texts = ["The glacier melted during the summer.", "The river flooded during the summer."]
+    candidates = [(t, Passage(0, len(t))) for t in texts]
+
+    def best(holding: dict[str, int]) -> int:
+        return rank_candidates(candidates, "glacier river", collection=10_000,
+                               holding=holding)[0][1]
+
+    assert best({"glacier": 3, "river": 4_000}) == 0
+    assert best({"glacier": 4_000, "river": 3}) == 1
+    assert rank_candidates(candidates, "lava", collection=10, holding={"lava": 2}) == []
 
 
 def test_phrase_bonus_breaks_ties_toward_adjacent_terms() -> None:

@@ -18,10 +18,11 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, TypeVar
+from typing import IO, TYPE_CHECKING, Any, TypeVar
 
-from .adapters.command import CommandAdapter
+from .adapters.command import CommandAdapter, PipedAdapter
 from .adapters.files import FileAdapter, PageRange, parse_page_range
+from .adapters.protocol import Adapter, CommandInput, FileInput, HttpInput, PipedInput, WebInput
 from .config import Limits, allow_private_from_env, resolve_ledger_path
 from .document import Document, Page
 from .errors import (
@@ -32,14 +33,15 @@ from .errors import (
     UnknownSource,
 )
 from .models import Attempt, Failure, Outcome, Retrieval, Snippet, Source, SourceDetails
-from .store.prepare import Prepared, prepare
-from .store.sqlite import QuoteRow, RecordedQuote, SQLiteStore, StoredVersion
+from .store import open_store
+from .store.prepare import Failed, Prepared, prepare
+from .store.protocol import QuoteRow, RecordedQuote, Store, StoredVersion
 from .text.passages import (
-    Passage,
     QuoteSpan,
     cut_quote,
     display_line,
     query_terms,
+    rank_candidates,
     search_words,
     select_quotes,
 )
@@ -47,16 +49,15 @@ from .text.verbatim import find_verbatim, nearest_passage
 
 if TYPE_CHECKING:
     from .adapters.curl_args import CurlCommand
-    from .adapters.http import HttpAdapter
-    from .adapters.web import WebAdapter
-    from .batch.scheduler import BatchInput, BatchOutcome
-    from .net.client import HTTPClient, HTTPRequest
+    from .batch.lines import BatchInput, BatchOutcome
+    from .net.client import HTTPClient
 
-__all__ = ["Ledger"]
+__all__ = ["ADAPTERS", "Ledger"]
 
 T = TypeVar("T")
 
 _MAX_ID = 2**63 - 1  # the largest SQLite INTEGER
+_CANDIDATES = 100  # passages a ledger-wide search takes from the store to rank
 
 
 class Ledger:
@@ -79,12 +80,9 @@ class Ledger:
         self.limits = limits or Limits()
         self.allow_private = allow_private_from_env() if allow_private is None else allow_private
         self.allow_hosts = tuple(allow_hosts)
-        self._store = SQLiteStore(self.path, busy_timeout=self.limits.ledger_busy_timeout)
-        self._files = FileAdapter(self.limits)
-        self._commands = CommandAdapter(self.limits)
-        self._http_client: HTTPClient | None = None  # created on first use (imports httpx)
-        self._web: WebAdapter | None = None
-        self._http: HttpAdapter | None = None
+        self._store: Store = open_store(self.path, busy_timeout=self.limits.ledger_busy_timeout)
+        self._adapters: dict[type[Any], Adapter[Any, Any]] = {}  # made on first use
+        self._http_client: HTTPClient | None = None  # made on first use (imports httpx)
 
     def close(self) -> None:
         if self._http_client is not None:
@@ -107,20 +105,19 @@ class Ledger:
 
     def register_prepared(self, prepared: Prepared) -> Retrieval:
         """Write a prepared version (see :func:`fetchledger.store.prepare.prepare`)."""
-        return self._retrieval(prepared,
-                               self._store.register(prepared.version, prepared.quote_rows()))
+        retrieval = self.record([prepared])[0]
+        assert retrieval is not None
+        return retrieval
 
-    def register_group(
-        self, prepared: Sequence[Prepared],
-        failures: Sequence[tuple[str, str, RetrievalFailed]] = (),
-    ) -> list[Retrieval]:
-        """Write several prepared versions and record several failed attempts
-        ``(kind, locator, error)`` in one transaction, all or nothing (batch writes)."""
-        stored = self._store.register_many(
-            [(p.version, p.quote_rows()) for p in prepared],
-            [(kind, error.locator or locator, error.status, error.message)
-             for kind, locator, error in failures])
-        return [self._retrieval(p, s) for p, s in zip(prepared, stored, strict=True)]
+    def record(self, results: Sequence[Prepared | Failed]) -> list[Retrieval | None]:
+        """Write retrievals (prepared versions) and failed attempts in ONE transaction,
+        all or nothing: the one write path of every adapter and of batch. Ids are
+        assigned inside it, in the order given; a failure gets none (None in its place)."""
+        stored = iter(self._store.register(
+            [r.registration() for r in results if isinstance(r, Prepared)],
+            [r.attempt_row() for r in results if isinstance(r, Failed)]))
+        return [self._retrieval(r, next(stored)) if isinstance(r, Prepared) else None
+                for r in results]
 
     def _retrieval(self, prepared: Prepared, stored: StoredVersion) -> Retrieval:
         source = self._store.source(stored.source_id, stored.version_number)
@@ -130,24 +127,29 @@ class Ledger:
         return Retrieval(source, snippets, stored.new_source, stored.new_version,
                          prepared.warnings)
 
-    def record_failure(self, kind: str, locator: str, error: RetrievalFailed) -> None:
-        """Record a failed retrieval as an attempt (it gets no id)."""
-        self._store.record_attempt(kind, error.locator or locator, error.status, error.message)
-
-    def _retrieve(
-        self, kind: str, display: str, load: Callable[[], Document], *,
-        query: str | None, k: int, page_range: PageRange | None = None,
-    ) -> Retrieval:
+    def _retrieve(self, given: object, *, query: str | None, k: int,
+                  page_range: PageRange | None = None) -> Retrieval:
+        """The one way an adapter's input becomes a registered source: identify it once
+        (bad input raises, nothing recorded), load it, prepare it, write it; a failed
+        retrieval is recorded as an attempt under its identity and raised."""
+        adapter = self._adapter(type(given))
+        identity = adapter.identify(given)
         _check_k(k)
         try:
-            document = load()
+            document = adapter.load(given, identity)
             prepared = prepare(
                 document, query=query, k=k, max_raw_stored=self.limits.max_raw_stored,
                 page_range=(page_range.first, page_range.last) if page_range else None)
         except RetrievalFailed as error:
-            self.record_failure(kind, display, error)
+            self.record([Failed(identity.kind, identity.display, error)])
             raise
         return self.register_prepared(prepared)
+
+    def _adapter(self, input_type: type[Any]) -> Adapter[Any, Any]:
+        adapter = self._adapters.get(input_type)
+        if adapter is None:
+            adapter = self._adapters[input_type] = ADAPTERS[input_type](self)
+        return adapter
 
     @staticmethod
     def _snippet(source_id: int, version: int, text: str, span: QuoteSpan) -> Snippet:
@@ -167,11 +169,8 @@ class Ledger:
     ) -> Retrieval:
         """Read a local PDF, HTML, Markdown or text file and register it."""
         page_range = parse_page_range(pages) if isinstance(pages, str) else pages
-        _, display = self._files.locate(path)
-        return self._retrieve(
-            "file", display,
-            lambda: self._files.load(path, pages=page_range, password=password),
-            query=query, k=k, page_range=page_range)
+        return self._retrieve(FileInput(path, password), query=query, k=k,
+                              page_range=page_range)
 
     def read_many(
         self,
@@ -223,12 +222,8 @@ class Ledger:
         Identity: argv (secrets redacted) and working directory. A non-zero
         exit registers the output with its status, unless ``require_success``.
         """
-        where = self._commands.locate(argv, cwd=cwd, shell=shell)
-        return self._retrieve(
-            "command", where.locator,
-            lambda: self._commands.run(argv, cwd=cwd, shell=shell, timeout=timeout,
-                                       stderr=stderr, require_success=require_success),
-            query=query, k=k)
+        return self._retrieve(CommandInput(argv, cwd, shell, timeout, stderr, require_success),
+                              query=query, k=k)
 
     def read_piped(
         self,
@@ -241,10 +236,7 @@ class Ledger:
     ) -> Retrieval:
         """Register text an agent already holds (``read - --label LABEL``) as a
         command source. Identity: the label and the working directory."""
-        where = self._commands.locate_piped(label, cwd=cwd)
-        return self._retrieve(
-            "command", where.locator,
-            lambda: self._commands.piped(data, label=label, cwd=cwd), query=query, k=k)
+        return self._retrieve(PipedInput(data, label, cwd), query=query, k=k)
 
     def collect(self, inputs: Iterable[T], one: Callable[[T], Retrieval], *,
                 shown: Callable[[T], str] = str) -> list[Outcome]:
@@ -282,17 +274,7 @@ class Ledger:
         every HTML page, ``never`` keeps the plain result. Without a browser
         ``auto`` keeps the plain result with a warning, and ``always`` is bad input.
         """
-        from .adapters.browser import check_render_mode
-
-        mode = check_render_mode(render)
-        if self._web is None:
-            from .adapters.web import WebAdapter
-
-            self._web = WebAdapter(self._client())
-        web = self._web
-        _, display = web.locate(url)
-        return self._retrieve("web", display, lambda: web.load(url, robots=robots, render=mode),
-                              query=query, k=k)
+        return self._retrieve(WebInput(url, robots, render), query=query, k=k)
 
     def fetch_many(self, urls: Iterable[str], *, query: str | None = None, k: int = 3,
                    robots: bool = False, render: str = "auto") -> list[Outcome]:
@@ -359,8 +341,8 @@ class Ledger:
         from .adapters.curl_args import CurlCommand, parse_curl_args
 
         command = args if isinstance(args, CurlCommand) else parse_curl_args(args)
-        return self._request(command.http_request(), query=query, k=k,
-                             extra_secrets=command.extra_secrets)
+        return self._retrieve(HttpInput(command.http_request(), command.extra_secrets),
+                              query=query, k=k)
 
     def http_request(
         self, method: str, url: str, *, headers: Mapping[str, str] | None = None,
@@ -375,19 +357,7 @@ class Ledger:
         content = body.encode() if isinstance(body, str) else body
         request = HTTPRequest(url, method, tuple((headers or {}).items()), content or None,
                               follow_redirects=follow_redirects, total_timeout=timeout)
-        return self._request(request, query=query, k=k)
-
-    def _request(self, request: HTTPRequest, *, query: str | None, k: int,
-                 extra_secrets: tuple[str, ...] = ()) -> Retrieval:
-        from .adapters.http import HttpAdapter, request_identity
-
-        if self._http is None:
-            self._http = HttpAdapter(self._client())
-        adapter = self._http
-        identity = request_identity(request)
-        return self._retrieve(identity.kind, identity.display,
-                              lambda: adapter.load(request, identity, extra_secrets),
-                              query=query, k=k)
+        return self._retrieve(HttpInput(request), query=query, k=k)
 
     # --- reading the ledger ---------------------------------------------------------
 
@@ -417,7 +387,7 @@ class Ledger:
         found = self._store.version(source_id, version)
         if found is None:
             raise InvalidArgument(f"source [{source_id}] has no version {version}")
-        return found[2]
+        return found.text
 
     def raw(self, source_id: int, version: int | None = None) -> bytes:
         """The raw bytes kept for a version (compressed in the ledger, capped)."""
@@ -427,7 +397,7 @@ class Ledger:
     def texts(self, source_id: int) -> dict[int, str]:
         """The stored text of every version of a source: ``{version number: text}``."""
         self.source(source_id)
-        return {number: text for _, number, text in self._store.versions(source_id)}
+        return {v.number: v.text for v in self._store.versions(source_id)}
 
     def pages(self, source_id: int, version: int | None = None) -> tuple[Page, ...]:
         """The pages of a paged source's latest (or given) version; empty when unpaged."""
@@ -455,13 +425,21 @@ class Ledger:
         if source is not None:
             return self._quotes_in_source(query, k, source)
         terms = query_terms(query)
+        found = self._store.search(search_words(query), limit=max(10 * k, _CANDIDATES))
+        candidates = [(hit.context, hit.local()) for hit in found.hits]
+        ranked = [index for _, index in rank_candidates(
+            candidates, query, collection=found.passages, holding=found.holding)]
+        # Hits the scorer finds no term in (the index stems a little differently)
+        # follow in the store's order, so a search never finds less than its index.
+        scored = set(ranked)
+        ranked += [i for i in range(len(candidates)) if i not in scored]
         spans: dict[tuple[int, int, int], list[tuple[QuoteSpan, str]]] = {}
         seen: set[str] = set()
-        for hit in self._store.search(search_words(query), limit=max(4 * k, 20)):
-            local = Passage(hit.start - hit.context_start, hit.end - hit.context_start,
-                            hit.page, hit.page_label)
-            cut = cut_quote(hit.context, local, terms)
-            quote = hit.context[cut.start : cut.end]
+        for index in ranked:
+            hit = found.hits[index]
+            context, local = candidates[index]
+            cut = cut_quote(context, local, terms)
+            quote = context[cut.start : cut.end]
             if quote in seen:
                 continue
             seen.add(quote)
@@ -478,12 +456,12 @@ class Ledger:
         self.source(source_id)
         latest = self._store.version(source_id)
         assert latest is not None
-        version_id, number, text = latest
-        found = select_quotes(text, self._store.passages(version_id), query, k,
+        text = latest.text
+        found = select_quotes(text, self._store.passages(latest.version_id), query, k,
                               lead_if_no_match=False)
         if not found:
             return []
-        return [self._hand_out(source_id, number, version_id,
+        return [self._hand_out(source_id, latest.number, latest.version_id,
                                [(q, text[q.start : q.end]) for q in found])]
 
     def _hand_out(
@@ -511,18 +489,20 @@ class Ledger:
         if not needle:
             raise InvalidArgument("the quote is empty")
         versions = self._store.versions(source_id)
-        for version_id, number, stored in versions:
+        for version in versions:
+            stored = version.text
             span = find_verbatim(stored, needle)
             if span is None:
                 continue
             start, end = span
-            page = next((p for p in self._store.passages(version_id)
+            page = next((p for p in self._store.passages(version.version_id)
                          if p.start <= start < max(p.end, p.start + 1)), None)
             found = QuoteSpan(start, end, page.page if page else None,
                               page.label if page else None, display_line(stored, start, end))
-            return self._hand_out(source_id, number, version_id, [(found, stored[start:end])])
-        version_id, _, stored = versions[0]
-        nearest = nearest_passage(stored, self._store.passages(version_id), needle)
+            return self._hand_out(source_id, version.number, version.version_id,
+                                  [(found, stored[start:end])])
+        stored = versions[0].text
+        nearest = nearest_passage(stored, self._store.passages(versions[0].version_id), needle)
         nearest_text = stored[nearest.start : nearest.end] if nearest else None
         raise QuoteNotFound(
             f"the text is not verbatim in source [{source_id}]",
@@ -542,3 +522,29 @@ class Ledger:
 def _check_k(k: int) -> None:
     if k < 1:
         raise InvalidArgument(f"k must be at least 1, not {k}")
+
+
+# --- the adapters, by the input each takes -------------------------------------------------
+
+
+def _web_adapter(ledger: Ledger) -> Adapter[WebInput, Any]:
+    from .adapters.web import WebAdapter  # imports httpx: only once the web is used
+
+    return WebAdapter(ledger._client())
+
+
+def _http_adapter(ledger: Ledger) -> Adapter[HttpInput, Any]:
+    from .adapters.http import HttpAdapter
+
+    return HttpAdapter(ledger._client())
+
+
+ADAPTERS: dict[type[Any], Callable[[Ledger], Adapter[Any, Any]]] = {
+    FileInput: lambda ledger: FileAdapter(ledger.limits),
+    CommandInput: lambda ledger: CommandAdapter(ledger.limits),
+    PipedInput: lambda ledger: PipedAdapter(ledger.limits),
+    WebInput: _web_adapter,
+    HttpInput: _http_adapter,
+}
+"""The one table the Ledger dispatches on: an input's type -> its adapter, made on the
+Ledger's first call with such an input."""

@@ -10,27 +10,24 @@ import asyncio
 import os
 import signal
 import sqlite3
-import subprocess
-import sys
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
-from fetchledger import Failure, Ledger, Retrieval
-from fetchledger.batch.scheduler import (
+from fetchledger import (
     BatchInput,
-    BatchOptions,
+    Failure,
+    Ledger,
+    Retrieval,
     Skipped,
-    parse_retry_after,
-    read_inputs,
-    run_batch,
-    summary,
+    batch_summary,
+    read_batch_inputs,
 )
-from fetchledger.batch.worker import WorkerDied, WorkerPool
+from fetchledger.batch.scheduler import BatchOptions, parse_retry_after, run_batch
+from fetchledger.batch.worker import WORKER_ENTRY, WorkerDied, WorkerPool
 from fetchledger.errors import InvalidArgument
-from procs import alive, children_of, wait_gone
+from procs import children_of, dies_with_killed_parent
 
 from .batchserver import RESET, BatchServer, Gauge, page_reply
 from .webserver import Reply
@@ -82,7 +79,7 @@ def test_read_inputs_takes_urls_and_json_lines_and_flags_bad_lines() -> None:
              "{broken", '["https://example.org/c"]', '{"query": "no url"}',
              '{"url": "https://example.org/d", "k": 0}', '{"url": "https://e.org", "k": true}',
              '{"url": "https://e.org", "query": 5}', "   # indented comment"]
-    found = read_inputs(lines)
+    found = read_batch_inputs(lines)
     assert found[0] == BatchInput("https://example.org/a", line=3)
     assert found[1] == BatchInput("https://example.org/b", "tides", 2, 4)
     assert [i.line for i in found[2:]] == [5, 6, 7, 8, 9, 10]
@@ -341,7 +338,7 @@ def test_a_rerun_skips_registered_inputs_and_retries_failed_ones(
     assert sorted(rows(ledger_path, "SELECT id, locator FROM source WHERE id < 3")) in (
         [(1, urls[0]), (2, urls[2])], [(1, urls[2]), (2, urls[0])])
     assert rows(ledger_path, "SELECT id, locator FROM source WHERE id >= 3") == [(3, urls[1])]
-    assert summary(second) == "3 inputs: 1 ok (1 new source), 2 skipped"
+    assert batch_summary(second) == "3 inputs: 1 ok (1 new source), 2 skipped"
 
 
 def test_refresh_fetches_again_and_a_changed_page_is_a_new_version(
@@ -396,7 +393,7 @@ def test_a_group_is_written_all_or_nothing(servers: Servers, led: Ledger,
     from fetchledger.adapters.web import web_identity
     from fetchledger.document import Document
     from fetchledger.errors import HTTPStatusError
-    from fetchledger.store.prepare import prepare
+    from fetchledger.store.prepare import Failed, prepare
 
     def prepared(n: int, meta: dict[str, object]) -> object:
         ident = web_identity(f"https://example.org/{n}")
@@ -404,14 +401,13 @@ def test_a_group_is_written_all_or_nothing(servers: Servers, led: Ledger,
                                 text=f"Paragraph {n} of text.", raw=b"raw", meta=meta))
 
     good, broken = prepared(1, {}), prepared(2, {"unserializable": object()})
+    failed = Failed("web", "https://example.org/3", HTTPStatusError("HTTP 500"))
     with pytest.raises(TypeError):
-        led.register_group([good, broken],  # type: ignore[list-item]
-                           [("web", "https://example.org/3", HTTPStatusError("HTTP 500"))])
+        led.record([good, broken, failed])  # type: ignore[list-item]
     assert rows(ledger_path, "SELECT count(*) FROM source") == [(0,)]
     assert rows(ledger_path, "SELECT count(*) FROM attempt") == [(0,)]
-    done = led.register_group([good, prepared(2, {})],  # type: ignore[list-item]
-                              [("web", "https://example.org/3", HTTPStatusError("HTTP 500"))])
-    assert [r.source.id for r in done] == [1, 2]
+    done = led.record([good, failed, prepared(2, {})])  # type: ignore[list-item]
+    assert [r.source.id if r else None for r in done] == [1, None, 2]
     assert rows(ledger_path, "SELECT status, locator FROM attempt ORDER BY id") == [
         ("ok", "https://example.org/1"), ("ok", "https://example.org/2"),
         ("http_error", "https://example.org/3")]
@@ -440,7 +436,7 @@ def test_workers_exit_when_the_batch_ends(servers: Servers, led: Ledger) -> None
     (host,) = servers(1)
     batch(led, [host.url("/gen/1")])
     assert [pid for pid in children_of(os.getpid())
-            if Path(f"/proc/{pid}/cmdline").read_bytes().find(b"batch_worker") >= 0] == []
+            if WORKER_ENTRY.encode() in Path(f"/proc/{pid}/cmdline").read_bytes()] == []
 
 
 def test_integrity_after_a_concurrent_batch(servers: Servers, led: Ledger,
@@ -456,7 +452,7 @@ def test_integrity_after_a_concurrent_batch(servers: Servers, led: Ledger,
 BUSY_WORKER_PARENT = """
 import subprocess, sys
 worker = subprocess.Popen([sys.executable, "-c", (
-    "import os, time; from fetchledger.batch.worker import die_with_parent; "
+    "import os, time; from fetchledger.adapters.children import die_with_parent; "
     "die_with_parent(os.getppid()); print('ready', flush=True); time.sleep(60)")],
     stdout=subprocess.PIPE, text=True)
 worker.stdout.readline()
@@ -468,16 +464,4 @@ worker.wait()
 def test_a_busy_worker_dies_with_its_parent() -> None:
     """Not only an idle worker (whose stdin closes): one in the middle of a long task is
     killed by the kernel when the batch process is."""
-    parent = subprocess.Popen([sys.executable, "-c", BUSY_WORKER_PARENT],
-                              stdout=subprocess.PIPE, text=True)
-    assert parent.stdout is not None
-    worker = int(parent.stdout.readline())
-    time.sleep(0.1)
-    assert alive(worker)
-    os.kill(parent.pid, signal.SIGKILL)
-    parent.wait()
-    parent.stdout.close()
-    gone = wait_gone(worker, 3.0)
-    if not gone:
-        os.kill(worker, signal.SIGKILL)
-    assert gone, "the worker outlived its parent"
+    assert dies_with_killed_parent(BUSY_WORKER_PARENT), "the worker outlived its parent"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from fetchledger.errors import InvalidURL
-from fetchledger.identity.secrets import is_secret_header, is_secret_param, shown_url
+from fetchledger.identity.secrets import is_secret_name, shown_url
 from fetchledger.identity.secrets import request_secrets as secret_values
 from fetchledger.identity.urls import http_locator, normalize_url, parse_http_url, redact_url
 
@@ -72,13 +72,13 @@ def test_redact_url_keeps_the_rest_as_given() -> None:
                                   "client_secret", "password", "passwd", "X-Amz-Signature",
                                   "X-Amz-Credential", "sig", "session_id", "auth"])
 def test_secret_parameter_names(name: str) -> None:
-    assert is_secret_param(name)
+    assert is_secret_name(name)
 
 
 @pytest.mark.parametrize("name", ["q", "id", "page", "keyword", "monkey", "author", "passenger",
                                   "ref", "lang", "sort"])
 def test_ordinary_parameter_names(name: str) -> None:
-    assert not is_secret_param(name)
+    assert not is_secret_name(name)
 
 
 @pytest.mark.parametrize(("name", "secret"), [
@@ -88,7 +88,7 @@ def test_ordinary_parameter_names(name: str) -> None:
     ("X-Request-Id", False),
 ])
 def test_secret_headers(name: str, secret: bool) -> None:
-    assert is_secret_header(name) is secret
+    assert is_secret_name(name) is secret
 
 
 def test_secret_values_of_a_request() -> None:

@@ -36,7 +36,6 @@ import selectors
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -54,6 +53,7 @@ from ..net.client import HTTPResponse
 from ..net.connections import Budget, Resolver
 from ..net.policy import AddressPolicy
 from ..net.proxy import PolicyProxy
+from .children import Child, interpreter_argv
 from .chromium import INTERNAL_HOST
 
 __all__ = [
@@ -74,7 +74,7 @@ ENV_CHROMIUM = "FETCHLEDGER_CHROMIUM"
 _DEBIAN_CHROMIUM = "/usr/lib/chromium/chromium"  # the binary behind Debian's /usr/bin wrapper
 _MARK = "FETCHLEDGER_RENDER"  # in the environment of every process of one render
 _PROFILE_PREFIX = "fetchledger-render-"
-_PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])
+_RENDER_ENTRY = "fetchledger.adapters.chromium:main"
 # Headers of the fetched response that do not describe the decoded body served again.
 _NOT_SERVED = frozenset({"content-encoding", "content-length", "transfer-encoding",
                          "connection", "keep-alive", "set-cookie"})
@@ -223,7 +223,7 @@ class Browser:
                 "headers": _served_headers(fetched.headers), "document_bytes": len(fetched.content),
                 "proxy": proxy.address, "executable": executable, "profile": process.profile,
                 "seconds": max(budget.left() - 0.5, 0.1), "settle": limits.render_settle,
-                "max_dom_bytes": limits.max_dom_bytes, "caller": os.getpid(),
+                "max_dom_bytes": limits.max_dom_bytes,
                 "user_agent": f"fetchledger/{__version__} (citation ledger)",
             }
             answer, dom = process.exchange(job, fetched.content, budget,
@@ -268,27 +268,27 @@ def _failure(answer: dict[str, Any]) -> RetrievalFailed:
 
 
 class _RenderProcess:
-    """One render process, its profile folder and its mark; leaving the block ends
-    all of them."""
+    """One render process (started through the child-process runtime, in a process
+    group of its own), its profile folder and its mark; leaving the block ends all of
+    them."""
 
     def __init__(self) -> None:
         self.mark = os.urandom(12).hex()
         self.profile = tempfile.mkdtemp(prefix=f"{_PROFILE_PREFIX}{os.getpid()}-")
         self._errors: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115 (closed by _cleanup)
         self._process: subprocess.Popen[bytes] | None = None
+        self._child: Child | None = None
 
     def __enter__(self) -> _RenderProcess:
-        env = {**os.environ, _MARK: self.mark,
-               "PYTHONPATH": os.pathsep.join(filter(None, [_PACKAGE_ROOT,
-                                                           os.environ.get("PYTHONPATH")]))}
         try:
             self._process = subprocess.Popen(
-                [sys.executable, "-m", "fetchledger.adapters.chromium"],
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._errors,
-                start_new_session=True, env=env)
+                interpreter_argv(_RENDER_ENTRY), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                stderr=self._errors, start_new_session=True,
+                env={**os.environ, _MARK: self.mark})
         except OSError as exc:
             self._cleanup()
             raise RenderFailed(f"cannot start the render process: {exc}") from exc
+        self._child = Child.of(self._process, group=True)
         return self
 
     def exchange(self, job: dict[str, Any], document: bytes, budget: Budget,
@@ -319,17 +319,14 @@ class _RenderProcess:
         self._cleanup()
 
     def _cleanup(self) -> None:
-        process, self._process = self._process, None
+        process, child = self._process, self._child
+        self._process = self._child = None
         if process is not None:
             with contextlib.suppress(OSError):
                 assert process.stdin is not None
                 process.stdin.close()  # the lifeline: the render process ends its tree
-            try:
-                process.wait(timeout=2.0)
-            except subprocess.TimeoutExpired:
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.killpg(process.pid, signal.SIGKILL)
-                process.wait()
+            if child is not None:
+                child.reap(grace=2.0)  # past it, the whole group is killed
             if process.stdout is not None:
                 process.stdout.close()
         kill_marked(self.mark)

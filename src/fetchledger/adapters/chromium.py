@@ -1,7 +1,7 @@
 """Inside the render process: one page in headless Chromium, driven by Playwright.
 
-:mod:`fetchledger.adapters.browser` starts this module as a process of its own
-(``python -m fetchledger.adapters.chromium``) for every render. It reads one
+:mod:`fetchledger.adapters.browser` runs :func:`main` in a process of its own
+for every render (through :mod:`fetchledger.adapters.children`). It reads one
 job from stdin — a JSON line, then the bytes of the document the plain fetch
 already received — and writes one answer to stdout: a JSON line, then the
 serialized DOM.
@@ -22,7 +22,8 @@ serialized DOM.
   starts stays its descendant. When stdin closes — the caller finished, gave
   up, or died, SIGKILL included — a watchdog thread kills every descendant and
   exits; the same happens on SIGTERM, which Linux sends when the caller dies
-  (``PR_SET_PDEATHSIG``).
+  (``PR_SET_PDEATHSIG``, asked for SIGTERM here in place of the runtime's
+  SIGKILL, so that the descendants go first).
 """
 
 from __future__ import annotations
@@ -131,16 +132,14 @@ def _end(status: int) -> None:
     os._exit(status)
 
 
-def _bind_lifetime(stdin: IO[bytes], caller: int) -> None:
+def _bind_lifetime(stdin: IO[bytes]) -> None:
     """Die, with everything below, when the caller closes our stdin or dies."""
+    signal.signal(signal.SIGTERM, lambda *_: _end(1))
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the caller's to handle
     libc = _libc()
     if libc is not None:
         libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
         libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
-    signal.signal(signal.SIGTERM, lambda *_: _end(1))
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the caller's to handle
-    if os.getppid() != caller:  # it died before the request took hold
-        _end(1)
 
     def watch() -> None:
         while stdin.read(4096):
@@ -295,25 +294,25 @@ def _ms(seconds: float) -> float:
     return max(seconds, 0.05) * 1000
 
 
-def main() -> None:
+def main() -> int:
     """Read one job from stdin, render it, write the answer to stdout, and exit with
     every process below this one gone."""
+    from .children import claim_stdout, quiet
+
     started = time.monotonic()
-    stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
-    sys.stdout = sys.stderr  # a stray print must not corrupt the answer
+    stdin = sys.stdin.buffer
+    answers = claim_stdout()
+    quiet(stderr=False)  # stderr stays: the caller shows its last line when all fails
     job = json.loads(stdin.readline())
     document = stdin.read(job["document_bytes"])
-    _bind_lifetime(stdin, job["caller"])
+    _bind_lifetime(stdin)  # from here on the watchdog reads stdin, to its end
     try:
         answer, dom = _Render(job, document, started).run()
     except Exception as exc:  # Playwright's and Chromium's failures, reported, not raised
+        first = str(exc).splitlines()[0][:300] if str(exc) else ""
         answer, dom = {"ok": False, "status": "browser_failed",
-                       "message": f"{type(exc).__name__}: {str(exc).splitlines()[0][:300]}"
-                       if str(exc) else type(exc).__name__}, b""
-    stdout.write(json.dumps(answer).encode() + b"\n" + dom)
-    stdout.flush()
+                       "message": f"{type(exc).__name__}: {first}".rstrip(": ")}, b""
+    answers.write(json.dumps(answer).encode() + b"\n" + dom)
+    answers.flush()
     _end(0)
-
-
-if __name__ == "__main__":
-    main()
+    return 0

@@ -32,7 +32,7 @@ import subprocess
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import IO, Any
+from typing import Any
 
 from .._version import __version__
 from ..config import Limits
@@ -46,10 +46,12 @@ from ..errors import (
     UnsupportedType,
 )
 from ..identity.commands import CommandLocator, command_locator, piped_locator
-from ..identity.secrets import REDACTED, command_secrets
+from ..identity.secrets import command_secrets, scrub_bytes
 from ..text.normalize import clean_lines, looks_binary, one_line
+from .children import Child
+from .protocol import CommandInput, PipedInput
 
-__all__ = ["CommandAdapter", "CommandOutput", "decode_output", "output_text"]
+__all__ = ["CommandAdapter", "CommandOutput", "PipedAdapter", "decode_output", "output_text"]
 
 LINGER_GRACE = 0.5  # seconds background holders of the output may outlive the command
 _STDERR_TAIL = 8192
@@ -77,37 +79,24 @@ class CommandOutput:
 
 
 class CommandAdapter:
-    """Runs commands and takes piped text into Documents of kind ``command``."""
-
-    kind = "command"
+    """Runs a command (:class:`~.protocol.CommandInput`) into a Document of kind
+    ``command``. Identity: argv (secrets redacted) and working directory."""
 
     def __init__(self, limits: Limits | None = None) -> None:
         self.limits = limits or Limits()
 
-    def locate(
-        self, argv: Sequence[str], *, cwd: str | os.PathLike[str] | None = None,
-        shell: bool = False,
-    ) -> CommandLocator:
-        """The command's identity; raises BadInput for an empty command or a bad cwd."""
-        return command_locator(argv, cwd, shell=shell)
+    def identify(self, given: CommandInput) -> CommandLocator:
+        """The command's identity; BadInput for an empty command or a bad cwd."""
+        return command_locator(given.argv, given.cwd, shell=given.shell)
 
-    def run(
-        self,
-        argv: Sequence[str],
-        *,
-        cwd: str | os.PathLike[str] | None = None,
-        shell: bool = False,
-        timeout: float | None = None,
-        stderr: bool = False,
-        require_success: bool = False,
-    ) -> Document:
-        where = self.locate(argv, cwd=cwd, shell=shell)
-        limit = self.limits.command_timeout if timeout is None else timeout
+    def load(self, given: CommandInput, where: CommandLocator) -> Document:
+        limit = self.limits.command_timeout if given.timeout is None else given.timeout
         if not limit > 0:
             raise InvalidArgument(f"the timeout must be a positive number of seconds, not {limit}")
-        ran = execute(argv, cwd=where.cwd, shell=shell, timeout=limit, merge_stderr=stderr,
-                      max_output=self.limits.max_command_output, name=where.argv[0])
-        secrets = command_secrets(argv, shell=shell)
+        ran = execute(given.argv, cwd=where.cwd, shell=given.shell, timeout=limit,
+                      merge_stderr=given.stderr, max_output=self.limits.max_command_output,
+                      name=where.argv[0])
+        secrets = command_secrets(given.argv, shell=given.shell)
         if secrets:  # a verbose command may echo its own secrets: they are never stored
             ran = _scrubbed(ran, secrets)
         status = _status_phrase(ran.exit_code)
@@ -116,11 +105,11 @@ class CommandAdapter:
         if ran.exit_code in (126, 127) and not ran.output.strip():
             raise CommandFailed(f"the command could not be run ({status}){said}",
                                 locator=where.locator)
-        if require_success and ran.exit_code != 0:
+        if given.require_success and ran.exit_code != 0:
             raise CommandFailed(f"the command {status} (success was required){said}",
                                 locator=where.locator)
         if not ran.output.strip():
-            hint = None if stderr else "--stderr registers what it wrote to stderr"
+            hint = None if given.stderr else "--stderr registers what it wrote to stderr"
             raise EmptyContent(f"the command printed nothing ({status}){said}",
                                locator=where.locator, hint=hint)
         text, warnings = _text_or_fail(ran.output, where.locator)
@@ -131,7 +120,7 @@ class CommandAdapter:
         meta: dict[str, Any] = {
             "argv": list(where.argv), "cwd": where.cwd, "exit_code": ran.exit_code,
             "duration": round(ran.duration, 3), "command_line": where.command_line,
-            "shell": shell, "stderr": stderr, "output_bytes": len(ran.output),
+            "shell": given.shell, "stderr": given.stderr, "output_bytes": len(ran.output),
         }
         if ran.exit_code < 0:
             meta["signal"] = _signal_name(-ran.exit_code)
@@ -141,16 +130,20 @@ class CommandAdapter:
             warnings=tuple(warnings),
         )
 
-    def locate_piped(
-        self, label: str, *, cwd: str | os.PathLike[str] | None = None
-    ) -> CommandLocator:
-        return piped_locator(label, cwd)
 
-    def piped(
-        self, data: bytes | IO[bytes], *, label: str, cwd: str | os.PathLike[str] | None = None,
-    ) -> Document:
-        """Text an agent already holds (``read - --label LABEL``), as a command source."""
-        where = self.locate_piped(label, cwd=cwd)
+class PipedAdapter:
+    """Text a caller already holds (:class:`~.protocol.PipedInput`, ``read - --label
+    LABEL``), as a Document of kind ``command``. Identity: the label and the working
+    directory."""
+
+    def __init__(self, limits: Limits | None = None) -> None:
+        self.limits = limits or Limits()
+
+    def identify(self, given: PipedInput) -> CommandLocator:
+        return piped_locator(given.label, given.cwd)
+
+    def load(self, given: PipedInput, where: CommandLocator) -> Document:
+        data = given.data
         if not isinstance(data, bytes) and data.isatty():
             raise InvalidArgument("nothing is piped in: stdin is a terminal",
                                   hint='e.g. git log -5 | fetchledger read - --label "git log -5"')
@@ -172,12 +165,8 @@ class CommandAdapter:
 
 
 def _scrubbed(ran: CommandOutput, secrets: list[str]) -> CommandOutput:
-    def scrub_bytes(data: bytes) -> bytes:
-        for secret in secrets:
-            data = data.replace(secret.encode("utf-8", "surrogateescape"), REDACTED.encode())
-        return data
-
-    return replace(ran, output=scrub_bytes(ran.output), stderr_tail=scrub_bytes(ran.stderr_tail))
+    return replace(ran, output=scrub_bytes(ran.output, secrets),
+                   stderr_tail=scrub_bytes(ran.stderr_tail, secrets))
 
 
 def _text_or_fail(raw: bytes, locator: str) -> tuple[str, list[str]]:
@@ -219,20 +208,21 @@ def execute(
         raise CommandFailed(f"permission denied: cannot execute {name}") from exc
     except OSError as exc:
         raise CommandFailed(f"cannot start {name}: {exc.strerror or exc}") from exc
+    child = Child.of(process, group=True)
     try:
-        output, stderr_tail, lingered = _collect(process, deadline, timeout, max_output)
+        output, stderr_tail, lingered = _collect(process, child, deadline, timeout, max_output)
         remaining = max(0.0, deadline - time.monotonic())
         try:
             code = process.wait(timeout=remaining)
         except subprocess.TimeoutExpired:
-            _kill_group(process)
+            child.kill()
             raise RetrievalTimeout(
                 f"the command ran past its timeout of {timeout:g} s and was killed "
                 "(with its process group)") from None
     finally:
         if process.returncode is None:
-            _kill_group(process)
-            process.wait()
+            child.kill()
+        child.reap()
         for stream in (process.stdout, process.stderr):
             if stream is not None:
                 stream.close()
@@ -240,7 +230,8 @@ def execute(
 
 
 def _collect(
-    process: subprocess.Popen[bytes], deadline: float, timeout: float, max_output: int
+    process: subprocess.Popen[bytes], child: Child, deadline: float, timeout: float,
+    max_output: int,
 ) -> tuple[bytes, bytes, bool]:
     """Read stdout (and stderr) until both close; enforce the deadline and the cap."""
     output = bytearray()
@@ -254,14 +245,14 @@ def _collect(
         while selector.get_map():
             now = time.monotonic()
             if now >= deadline:
-                _kill_group(process)
+                child.kill()
                 raise RetrievalTimeout(
                     f"the command ran past its timeout of {timeout:g} s and was killed "
                     "(with its process group)")
             if exited_at is None and process.poll() is not None:
                 exited_at = now
             if exited_at is not None and now - exited_at >= LINGER_GRACE:
-                _kill_group(process)  # grandchildren still hold the output open
+                child.kill()  # grandchildren still hold the output open
                 lingered = True
                 break
             wait = min(deadline - now, 0.1 if exited_at is None else LINGER_GRACE)
@@ -272,22 +263,13 @@ def _collect(
                 elif key.data:
                     output += chunk
                     if len(output) > max_output:
-                        _kill_group(process)
+                        child.kill()
                         raise TooLarge(f"the command's output passed the cap of "
                                        f"{max_output:,} bytes (it was killed)")
                 else:
                     errors += chunk
                     del errors[:-_STDERR_TAIL]
     return bytes(output), bytes(errors), lingered
-
-
-def _kill_group(process: subprocess.Popen[bytes]) -> None:
-    """SIGKILL the command's whole process group (it leads its own session)."""
-    try:
-        os.killpg(process.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError, AttributeError):
-        with contextlib.suppress(ProcessLookupError):
-            process.kill()
 
 
 def _status_phrase(code: int) -> str:

@@ -19,9 +19,11 @@ from .._version import __version__
 from ..config import Limits
 from ..document import Document
 from ..errors import EmptyContent, InvalidPath, TooLarge, UnsupportedType
+from ..identity import Identity
 from ..identity.urls import file_locator
 from ..text.normalize import clean_lines, decode_bytes, join_wrapped_lines, one_line
 from .extract import decode_html, extract_html, extractor_version
+from .protocol import FileInput
 
 __all__ = ["FileAdapter", "PageRange", "parse_page_range"]
 
@@ -57,27 +59,20 @@ def parse_page_range(spec: str) -> PageRange:
 
 
 class FileAdapter:
-    """Reads local files into Documents."""
-
-    kind = "file"
+    """Reads local files (:class:`~.protocol.FileInput`) into Documents of kind ``file``.
+    Identity: the resolved absolute path."""
 
     def __init__(self, limits: Limits | None = None) -> None:
         self.limits = limits or Limits()
 
-    def locate(self, path: str | os.PathLike[str]) -> tuple[str, str]:
-        """``(locator, display)`` of a file; raises InvalidPath for bad input."""
-        resolved = str(file_locator(path))
-        return resolved, resolved
+    def identify(self, given: FileInput) -> Identity:
+        """InvalidPath (bad input) for a missing file, a directory, a device."""
+        resolved = str(file_locator(given.path))
+        return Identity("file", resolved, resolved)
 
-    def load(
-        self,
-        path: str | os.PathLike[str],
-        *,
-        pages: PageRange | None = None,
-        password: str | None = None,
-    ) -> Document:
-        resolved = file_locator(path)
-        locator = str(resolved)
+    def load(self, given: FileInput, identity: Identity) -> Document:
+        locator = identity.locator
+        resolved = Path(locator)
         raw, stat = self._read_bytes(resolved, locator)
         meta: dict[str, Any] = {
             "size": stat.st_size,
@@ -91,7 +86,7 @@ class FileAdapter:
             from .pdf import read_pdf
 
             return read_pdf(raw, locator=locator, meta=meta, limits=self.limits,
-                            pages=pages, password=password, name=resolved.name)
+                            password=given.password, name=resolved.name)
         if suffix in _HTML_SUFFIXES or _HTML_START.match(raw[:2048]):
             return self._html(raw, locator, meta)
         return self._text(raw, locator, meta, suffix)

@@ -17,10 +17,18 @@ from __future__ import annotations
 from ..config import Limits
 from ..document import Document
 from ..errors import EmptyContent
-from ..identity.secrets import REDACTED, is_secret_header, request_secrets, scrub_secrets
+from ..identity import Identity
+from ..identity.secrets import (
+    REDACTED,
+    is_secret_name,
+    request_secrets,
+    scrub_secrets,
+    secret_forms,
+)
 from ..identity.urls import http_locator
 from ..net.client import HTTPClient, HTTPRequest, HTTPResponse
-from .web import Identity, document_from_response, response_meta, web_identity
+from .protocol import HttpInput
+from .web import document_from_response, response_meta, web_identity
 
 __all__ = ["HttpAdapter", "request_identity", "secrets_of"]
 
@@ -38,7 +46,7 @@ def request_identity(request: HTTPRequest) -> Identity:
 def secrets_of(request: HTTPRequest, extra: tuple[str, ...] = ()) -> list[str]:
     """Every secret value the request carries (to scrub from the response)."""
     found = request_secrets(request.url, request.headers, request.content, _content_type(request))
-    return sorted({*found, *(s for s in extra if len(s) >= 6)}, key=len, reverse=True)
+    return secret_forms([*found, *extra])
 
 
 def _content_type(request: HTTPRequest) -> str:
@@ -46,16 +54,19 @@ def _content_type(request: HTTPRequest) -> str:
 
 
 class HttpAdapter:
-    """Sends one request through the shared client and reads its response."""
+    """Sends one request (:class:`~.protocol.HttpInput`) through the shared client and
+    reads its response."""
 
     def __init__(self, client: HTTPClient, limits: Limits | None = None) -> None:
         self.client = client
         self.limits = limits or client.limits
 
-    def load(self, request: HTTPRequest, identity: Identity,
-             extra_secrets: tuple[str, ...] = ()) -> Document:
-        secrets = secrets_of(request, extra_secrets)
-        response = self.client.send(request)
+    def identify(self, given: HttpInput) -> Identity:
+        return request_identity(given.request)
+
+    def load(self, given: HttpInput, identity: Identity) -> Document:
+        secrets = secrets_of(given.request, given.extra_secrets)
+        response = self.client.send(given.request)
         if response.method == "HEAD":
             return scrub_secrets(_headers_document(response, identity), secrets)
         return document_from_response(response, identity, limits=self.limits, secrets=secrets)
@@ -66,7 +77,7 @@ def _headers_document(response: HTTPResponse, identity: Identity) -> Document:
     headers such as Set-Cookie redacted)."""
     lines = [f"{response.http_version} {response.status} {response.reason}".strip()]
     for name, value in response.headers.multi_items():
-        lines.append(f"{name}: {REDACTED if is_secret_header(name) else value}")
+        lines.append(f"{name}: {REDACTED if is_secret_name(name) else value}")
     text = "\n".join(line for line in lines if line.strip())
     if not text:
         raise EmptyContent("the response has no headers", locator=identity.display)

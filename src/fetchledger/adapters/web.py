@@ -37,23 +37,29 @@ import httpx
 
 from .._version import __version__
 from ..config import Limits
-from ..document import Document, Kind
+from ..document import Document
 from ..errors import CorruptContent, EmptyContent, InvalidArgument, InvalidURL, UnsupportedType
+from ..identity import Identity
 from ..identity.secrets import request_secrets, scrub_secrets
-from ..identity.urls import normalize_url, parse_http_url, redact_url
-from ..net.client import AsyncHTTPClient, HTTPClient, HTTPRequest, HTTPResponse
+from ..identity.urls import normalize_url, redact_url
+from ..net.client import HTTPClient, HTTPRequest, HTTPResponse
 from ..net.robots import RobotsCache
 from ..text.normalize import clean_lines, decode_bytes, join_wrapped_lines, looks_binary, one_line
-from .browser import Browser, RenderedPage, RenderMode, unavailable_reason, wants_render
+from .browser import (
+    Browser,
+    RenderedPage,
+    RenderMode,
+    check_render_mode,
+    unavailable_reason,
+    wants_render,
+)
 from .extract import decode_html, extract_html, extractor_version
+from .protocol import WebInput
 
 __all__ = [
-    "Identity",
     "Shell",
     "WebAdapter",
     "document_from_response",
-    "fetch_document",
-    "fetch_document_async",
     "read_response",
     "rendered_document",
     "web_identity",
@@ -74,58 +80,15 @@ _MARKDOWN_HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*#*\s*$", re.MULTILINE)
 READABLE = "HTML, PDF, JSON, plain text, Markdown or CSV"
 
 
-@dataclass(frozen=True)
-class Identity:
-    """Who a request is (DESIGN §4): the kind, canonical locator and display form."""
-
-    kind: Kind
-    locator: str
-    display: str
-
-
 def web_identity(url: str | httpx.URL) -> Identity:
     """A web page's identity: its normalized URL (secrets redacted). InvalidURL if none."""
     locator = normalize_url(url)
     return Identity("web", locator, locator)
 
 
-def fetch_document(client: HTTPClient, url: str, *, limits: Limits,
-                   robots: RobotsCache | None = None, render: RenderMode = "never",
-                   browser: Browser | None = None) -> Document:
-    """GET ``url`` (robots.txt first when ``robots`` is given) and extract it; an HTML
-    page that ``render`` asks for is rendered by ``browser`` (without one, the plain
-    result stands with a warning)."""
-    identity = web_identity(url)
-    if robots is not None:
-        robots.check(url, client)
-    response = client.send(HTTPRequest(url))
-    secrets = request_secrets(url)
-    read = read_response(response, identity, limits=limits, secrets=secrets, render=render)
-    if not isinstance(read, Shell):
-        return read
-    reason = unavailable_reason() if browser is None else None
-    if browser is None or reason is not None:
-        return without_browser(read, reason or "no browser was given")
-    return rendered_document(browser.render(response), identity, limits=limits,
-                             secrets=secrets)
-
-
-async def fetch_document_async(client: AsyncHTTPClient, url: str, *, limits: Limits,
-                               robots: RobotsCache | None = None) -> Document:
-    """The same as :func:`fetch_document` without rendering, for the async client
-    (batch renders through its own pool of browsers)."""
-    identity = web_identity(url)
-    if robots is not None:
-        await robots.check_async(url, client)
-    response = await client.send(HTTPRequest(url))
-    return document_from_response(response, identity, limits=limits,
-                                  secrets=request_secrets(url))
-
-
 class WebAdapter:
-    """``fetch URL``: one HTTP client, one robots.txt cache, a browser when needed."""
-
-    kind = "web"
+    """``fetch URL`` (:class:`~.protocol.WebInput`): one HTTP client, one robots.txt
+    cache, a browser once a page needs one. Identity: the normalized URL."""
 
     def __init__(self, client: HTTPClient, limits: Limits | None = None) -> None:
         self.client = client
@@ -133,32 +96,38 @@ class WebAdapter:
         self.robots = RobotsCache()
         self._browser: Browser | None = None
 
-    def locate(self, url: str) -> tuple[str, str]:
-        """``(locator, display)``; raises InvalidURL (bad input) before anything is sent."""
-        if not isinstance(url, str):
-            raise InvalidURL(f"not a URL: {url!r}")
-        identity = web_identity(url)
-        return identity.locator, identity.display
+    def identify(self, given: WebInput) -> Identity:
+        """InvalidURL or InvalidArgument (bad input) before anything is sent: a URL
+        that cannot be fetched, a render mode that is not one, ``always`` without a
+        browser."""
+        if not isinstance(given.url, str):
+            raise InvalidURL(f"not a URL: {given.url!r}")
+        identity = web_identity(given.url)
+        if check_render_mode(given.render) == "always":
+            reason = unavailable_reason()
+            if reason is not None:
+                raise InvalidArgument(f"--render always needs a browser, and {reason}")
+        return identity
 
-    def browser(self, render: RenderMode) -> Browser | None:
-        """The browser for ``render`` (None when it is ``never`` or none is installed);
-        ``always`` without one is bad input (InvalidArgument), checked before any
-        request."""
-        if render == "never":
-            return None
+    def load(self, given: WebInput, identity: Identity) -> Document:
+        """GET the URL (robots.txt first when asked) and extract it; a page that
+        ``given.render`` asks for is rendered in Chromium (without one, the plain
+        result stands with a warning)."""
+        if given.robots:
+            self.robots.check(given.url, self.client)
+        response = self.client.send(HTTPRequest(given.url))
+        secrets = request_secrets(given.url)
+        read = read_response(response, identity, limits=self.limits, secrets=secrets,
+                             render=check_render_mode(given.render))
+        if not isinstance(read, Shell):
+            return read
         reason = unavailable_reason()
         if reason is not None:
-            if render == "always":
-                raise InvalidArgument(f"--render always needs a browser, and {reason}")
-            return None
+            return without_browser(read, reason)
         if self._browser is None:
             self._browser = Browser(self.client.policy, self.client.resolver, self.limits)
-        return self._browser
-
-    def load(self, url: str, *, robots: bool = False, render: RenderMode = "auto") -> Document:
-        return fetch_document(self.client, url, limits=self.limits,
-                              robots=self.robots if robots else None, render=render,
-                              browser=self.browser(render))
+        return rendered_document(self._browser.render(response), identity,
+                                 limits=self.limits, secrets=secrets)
 
 
 # --- rendering --------------------------------------------------------------------------
@@ -292,21 +261,25 @@ def document_from_response(response: HTTPResponse, identity: Identity, *, limits
         document = _html_document(body, response, shown, identity, meta)
     else:
         document = _text_document(kind, body, response, identity, meta)
-    # A GET's redirect chain names the same page; a POST's final URL does not.
-    aliases = tuple(dict.fromkeys(
-        normalize_url(u) for u in (*response.redirects, shown) if _is_http(u))
-    ) if identity.kind == "web" else ()
     document = replace(document, kind=identity.kind, locator=identity.locator,
-                       display=identity.display, aliases=aliases)
+                       display=identity.display, aliases=_aliases(response, identity))
     return scrub_secrets(document, secrets)
 
 
-def _is_http(url: str) -> bool:
+def _aliases(response: HTTPResponse, identity: Identity) -> tuple[str, ...]:
+    """The normalized URLs of a GET's redirect chain and its final URL: names of the same
+    page (a POST's final URL is not). Without redirects the final URL is the identity."""
+    if identity.kind != "web" or not response.redirects:
+        return ()
+    found = (_normalized(u) for u in (*response.redirects, response.display_url))
+    return tuple(dict.fromkeys(u for u in found if u is not None))
+
+
+def _normalized(url: str) -> str | None:
     try:
-        parse_http_url(url)
-    except InvalidURL:
-        return False
-    return True
+        return normalize_url(url)
+    except InvalidURL:  # a hop to a scheme that is no web page
+        return None
 
 
 def _content_kind(content_type: str, body: bytes, locator: str) -> str:

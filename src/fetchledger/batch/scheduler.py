@@ -47,19 +47,15 @@ import asyncio
 import contextlib
 import copy
 import email.utils
-import json
 import random
-import ssl
 import threading
 import time
-from collections import Counter, deque
+from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any
-
-import httpx
+from typing import Any, Protocol
 
 from ..adapters.browser import (
     Browser,
@@ -68,7 +64,8 @@ from ..adapters.browser import (
     check_render_mode,
     unavailable_reason,
 )
-from ..adapters.web import Identity, web_identity
+from ..adapters.web import web_identity
+from ..config import Limits
 from ..errors import (
     BadInput,
     CorruptContent,
@@ -77,31 +74,20 @@ from ..errors import (
     NetworkError,
     RetrievalFailed,
 )
+from ..identity import Identity
 from ..identity.secrets import request_secrets, shown_url
 from ..identity.urls import parse_http_url
 from ..models import Failure, Retrieval, Source
-from ..net.client import AsyncHTTPClient, HTTPRequest, HTTPResponse
-from ..net.connections import async_transport
+from ..net.client import HTTPRequest, HTTPResponse
+from ..net.hosts import HostClients
 from ..net.policy import AddressPolicy
 from ..net.robots import RobotsCache
-from ..store.prepare import Prepared
+from ..store.prepare import Failed, Prepared
 from ..text.normalize import one_line
+from .lines import BatchInput, BatchOutcome, Skipped
 from .worker import RenderWanted, WorkerDied, WorkerPool, WorkFailure, usable_cores
 
-if TYPE_CHECKING:
-    from ..ledger import Ledger
-
-__all__ = [
-    "BatchInput",
-    "BatchOptions",
-    "BatchOutcome",
-    "Skipped",
-    "batch_json_line",
-    "parse_retry_after",
-    "read_inputs",
-    "run_batch",
-    "summary",
-]
+__all__ = ["BatchLedger", "BatchOptions", "parse_retry_after", "run_batch"]
 
 RETRY_STATUSES = frozenset({429, 503})
 
@@ -109,36 +95,18 @@ RETRY_STATUSES = frozenset({429, 503})
 # --- inputs, options, outcomes ----------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class BatchInput:
-    """One input: a URL, optionally with its own query and snippet count.
+class BatchLedger(Protocol):
+    """What a batch needs of the ledger it fills (:class:`fetchledger.Ledger` is one):
+    its limits and address policy, whether an input already has a source, and the
+    ledger's one write path. A batch writes nothing any other way."""
 
-    ``line`` is where it stood in an input file (1-based); ``problem`` says why
-    the line is not a usable input (it becomes a bad-input failure, exit 2).
-    """
+    limits: Limits
+    allow_private: bool
+    allow_hosts: tuple[str, ...]
 
-    url: str
-    query: str | None = None
-    k: int | None = None
-    line: int | None = None
-    problem: str | None = None
+    def source_for(self, locator: str) -> Source | None: ...
 
-
-@dataclass(frozen=True)
-class Skipped:
-    """An input that already had a source (not fetched again without ``refresh``)."""
-
-    input: str
-    source: Source
-
-    def text_lines(self) -> list[str]:
-        return [self.source.header()]
-
-    def to_json(self) -> dict[str, Any]:
-        return {"input": self.input, "skipped": True, "source": self.source.to_json()}
-
-
-BatchOutcome = Retrieval | Failure | Skipped
+    def record(self, results: Sequence[Prepared | Failed]) -> list[Retrieval | None]: ...
 
 
 @dataclass(frozen=True)
@@ -171,41 +139,6 @@ class BatchOptions:
             raise InvalidArgument(f"workers must be at least 1, not {self.workers}")
 
 
-def read_inputs(lines: Iterable[str]) -> list[BatchInput]:
-    """Inputs from the lines of a file: one URL per line, or a JSON object per line
-    (``{"url": ..., "query": ..., "k": ...}``; other keys are ignored). Blank lines
-    and lines starting with ``#`` are skipped; a malformed line becomes an input
-    with a ``problem``."""
-    inputs = []
-    for number, text in enumerate(lines, start=1):
-        stripped = text.strip().lstrip("\ufeff")
-        if not stripped or stripped.startswith("#"):
-            continue
-        inputs.append(_json_input(stripped, number) if stripped.startswith("{")
-                      else BatchInput(stripped, line=number))
-    return inputs
-
-
-def _json_input(text: str, number: int) -> BatchInput:
-    def bad(why: str) -> BatchInput:
-        return BatchInput(text, line=number, problem=f"line {number}: {why}")
-
-    try:
-        data = json.loads(text)
-    except ValueError as exc:
-        return bad(f"not valid JSON ({exc})")
-    if not isinstance(data, dict):
-        return bad('a JSON line must be an object such as {"url": "https://..."}')
-    url, query, k = data.get("url"), data.get("query"), data.get("k")
-    if not isinstance(url, str) or not url.strip():
-        return bad('a JSON line needs a "url" string')
-    if query is not None and not isinstance(query, str):
-        return bad('"query" must be a string')
-    if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 1):
-        return bad('"k" must be a whole number of at least 1')
-    return BatchInput(url.strip(), query or None, k, number)
-
-
 def parse_retry_after(value: str | None, now: float | None = None) -> float | None:
     """Seconds to wait from a Retry-After header: delay-seconds or an HTTP date
     (RFC 9110 §10.2.3); None when absent or unreadable."""
@@ -222,39 +155,6 @@ def parse_retry_after(value: str | None, now: float | None = None) -> float | No
         when = when.replace(tzinfo=timezone.utc)
     current = datetime.now(timezone.utc).timestamp() if now is None else now
     return max(0.0, when.timestamp() - current)
-
-
-def batch_json_line(outcome: BatchOutcome, shown: str | None = None) -> str:
-    """One JSON line per input: the §5 object (with the ``input``), an error object,
-    or a skipped object."""
-    data = outcome.to_json()
-    if isinstance(outcome, Retrieval):
-        data = {"input": shown or outcome.source.locator, **data}
-    return json.dumps(data, ensure_ascii=False)
-
-
-def summary(outcomes: Sequence[BatchOutcome], seconds: float | None = None) -> str:
-    """``12 inputs: 9 ok (7 new sources), 2 skipped, 1 http_error`` (then the time)."""
-    counts: Counter[str] = Counter()
-    new = 0
-    for outcome in outcomes:
-        if isinstance(outcome, Retrieval):
-            counts["ok"] += 1
-            new += outcome.new_source
-        elif isinstance(outcome, Skipped):
-            counts["skipped"] += 1
-        else:
-            counts[outcome.status] += 1
-    parts = []
-    if counts["ok"]:
-        parts.append(f"{counts.pop('ok')} ok ({new} new source{'s' * (new != 1)})")
-    if counts["skipped"]:
-        parts.append(f"{counts.pop('skipped')} skipped")
-    parts.extend(f"{n} {status}" for status, n in sorted(counts.items(),
-                                                        key=lambda i: (-i[1], i[0])) if n)
-    total = len(outcomes)
-    line = f"{total} input{'s' * (total != 1)}: " + (", ".join(parts) or "nothing to do")
-    return line + (f" in {seconds:.1f} s" if seconds is not None else "")
 
 
 # --- the run -------------------------------------------------------------------------------
@@ -282,7 +182,6 @@ class _Host:
     resume_at: float = 0.0  # monotonic time before which nothing is sent to it
     in_ring: bool = False
     unreachable: bool = False  # an input used every retry on connection errors
-    client: AsyncHTTPClient | None = None  # its own small connection pool, while needed
 
 
 @dataclass(frozen=True)
@@ -292,7 +191,7 @@ class _Done:
 
 
 async def run_batch(
-    ledger: Ledger,
+    ledger: BatchLedger,
     inputs: Iterable[str | BatchInput],
     options: BatchOptions | None = None,
     *,
@@ -309,7 +208,7 @@ async def run_batch(
 
 
 class _Batch:
-    def __init__(self, ledger: Ledger, options: BatchOptions,
+    def __init__(self, ledger: BatchLedger, options: BatchOptions,
                  on_outcome: Callable[[BatchOutcome, str], None] | None) -> None:
         self.ledger = ledger
         self.options = options
@@ -332,8 +231,8 @@ class _Batch:
         self.robots_locks: dict[str, asyncio.Lock] = {}
         self.crash: BaseException | None = None
         self.pool_ready: asyncio.Task[WorkerPool] | None = None
-        self.policy = AddressPolicy.of(ledger.allow_private, ledger.allow_hosts)
-        self.tls: ssl.SSLContext | None = None  # one for every host's connection pool
+        self.clients = HostClients(ledger.limits, allow_private=ledger.allow_private,
+                                   allow_hosts=ledger.allow_hosts, connections=self.per_host)
         self.closing: set[asyncio.Task[None]] = set()
         self.browser: Browser | None = None
         self.no_browser: str | None = None  # why no page can be rendered here
@@ -342,7 +241,8 @@ class _Batch:
             if self.no_browser is not None and options.render == "always":
                 raise InvalidArgument(f"--render always needs a browser, and {self.no_browser}")
             if self.no_browser is None:
-                self.browser = Browser(self.policy, None, ledger.limits)
+                self.browser = Browser(AddressPolicy.of(ledger.allow_private,
+                                                        ledger.allow_hosts), None, ledger.limits)
         self.render_slots = asyncio.Semaphore(options.renderers)
         self.renderer: ThreadPoolExecutor | None = None  # created at the first render
         self.stop_rendering = threading.Event()
@@ -415,8 +315,8 @@ class _Batch:
                 task.cancel()
             with contextlib.suppress(BaseException):
                 await asyncio.gather(dispatcher, writing, *self.tasks, return_exceptions=True)
-            await asyncio.gather(*(self._close_client(h) for h in self.hosts.values()),
-                                 *self.closing, return_exceptions=True)
+            await asyncio.gather(*self.closing, return_exceptions=True)
+            await self.clients.aclose()
             writer.shutdown(wait=True)
             self.stop_rendering.set()  # renders in flight end now, their browsers with them
             if self.renderer is not None:
@@ -499,7 +399,7 @@ class _Batch:
             self.wake.set()
 
     async def _get(self, job: _Job) -> HTTPResponse:
-        client = self._client(job.host)
+        client = self.clients.get(job.host.key)
         if self.robots is not None:
             origin = RobotsCache.robots_url(job.url)
             lock = self.robots_locks.setdefault(origin, asyncio.Lock())
@@ -507,32 +407,13 @@ class _Batch:
                 await self.robots.check_async(job.url, client)
         return await client.send(HTTPRequest(job.url))
 
-    def _client(self, host: _Host) -> AsyncHTTPClient:
-        """The host's own client: a pool of ``per_host`` connections, kept alive while
-        the host has work (one pool for every host would cost a scan of all its
-        connections on every request)."""
-        if host.client is None:
-            if self.tls is None:
-                self.tls = httpx.create_ssl_context()
-            limits, ledger = self.ledger.limits, self.ledger
-            host.client = AsyncHTTPClient(
-                limits, allow_private=ledger.allow_private, allow_hosts=ledger.allow_hosts,
-                transport=async_transport(self.policy, None, max_connections=self.per_host,
-                                          max_keepalive=self.per_host, ssl_context=self.tls))
-        return host.client
-
-    async def _close_client(self, host: _Host) -> None:
-        client, host.client = host.client, None
-        if client is not None:
-            await client.aclose()
-
     def _release(self, host: _Host) -> None:
         """A request is over: free its slots; a host with nothing left closes its pool."""
         host.active -= 1
         self.active -= 1
         self.wake.set()
-        if not host.queue and not host.active and host.client is not None:
-            task = asyncio.create_task(self._close_client(host))
+        if not host.queue and not host.active:
+            task = asyncio.create_task(self.clients.close(host.key))
             self.closing.add(task)
             task.add_done_callback(self.closing.discard)
 
@@ -652,12 +533,18 @@ class _Batch:
                 self._complete(done.job, outcome)
 
     def _write(self, group: Sequence[_Done]) -> list[Retrieval | Failure]:
-        prepared = [d.result for d in group if isinstance(d.result, Prepared)]
-        failures = [("web", d.job.identity.display, d.result) for d in group
-                    if isinstance(d.result, RetrievalFailed)]
-        registered = iter(self.ledger.register_group(prepared, failures))
-        return [next(registered) if isinstance(d.result, Prepared)
-                else Failure.from_error(d.job.shown, d.result) for d in group]
+        """One transaction for the group, through the ledger's write path."""
+        results = [d.result if isinstance(d.result, Prepared)
+                   else Failed(d.job.identity.kind, d.job.identity.display, d.result)
+                   for d in group]
+        outcomes: list[Retrieval | Failure] = []
+        for done, retrieval in zip(group, self.ledger.record(results), strict=True):
+            if isinstance(done.result, RetrievalFailed):
+                outcomes.append(Failure.from_error(done.job.shown, done.result))
+            else:
+                assert retrieval is not None
+                outcomes.append(retrieval)
+        return outcomes
 
     def _complete(self, job: _Job, outcome: Retrieval | Failure) -> None:
         self._emit(job.index, outcome, job.shown)

@@ -10,66 +10,63 @@ rendered in a browser comes back as :class:`RenderWanted`; once batch has
 rendered it, :func:`prepare_rendered` reads the DOM. The main process only
 fetches, renders (in render processes of their own) and writes.
 
-A worker is a fresh interpreter (running :func:`serve`) started by the
-batch process, which sends it tasks and reads back results as
-length-prefixed pickles over its stdin and stdout. (Not a
-``multiprocessing`` pool: its fork server and spawn methods run the caller's
-main module again in every worker, and forking a process that runs threads
-can deadlock the child.)
-
-Workers die with their parent: on Linux each asks the kernel for SIGKILL
-when the batch process goes (``prctl(PR_SET_PDEATHSIG)``), then checks that
-its parent is still the batch process (closing the window where it died
-first); elsewhere a watchdog thread polls the batch process. A worker that
-dies is replaced; its task fails as ``corrupt`` after a second try.
+A worker is a fresh interpreter started by the batch process through the
+one child-process runtime (:mod:`fetchledger.adapters.children`), which
+sends it tasks and reads back results as pickle frames over its stdin and
+stdout. (Not a ``multiprocessing`` pool: its fork server and spawn methods
+run the caller's main module again in every worker, and forking a process
+that runs threads can deadlock the child.) Workers die with their parent
+(the runtime's parent-death signal); a worker that dies is replaced; its
+task fails as ``corrupt`` after a second try.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import ctypes
 import os
 import pickle
 import signal
-import struct
 import sys
-import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any
 
+from ..adapters.children import (
+    PICKLE,
+    Child,
+    claim_stdout,
+    encode_frame,
+    interpreter_argv,
+    quiet,
+    read_frame,
+    read_frame_async,
+)
 from ..adapters.web import Shell, read_response, rendered_document, without_browser
 from ..errors import FetchLedgerError, RetrievalFailed, retrieval_error_for_status
 from ..store.prepare import prepare
 
 if TYPE_CHECKING:
     from ..adapters.browser import RenderedPage, RenderMode
-    from ..adapters.web import Identity
     from ..config import Limits
     from ..document import Document
+    from ..identity import Identity
     from ..net.client import HTTPResponse
     from ..store.prepare import Prepared
 
 __all__ = [
+    "WORKER_ENTRY",
     "RenderWanted",
     "WorkFailure",
     "WorkerDied",
     "WorkerPool",
-    "die_with_parent",
+    "prepare_rendered",
     "prepare_response",
     "serve",
     "usable_cores",
 ]
 
-PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
-# The worker imports this very fetchledger (not one that the working folder may shadow).
-_PACKAGE_ROOT = str(Path(__file__).resolve().parent.parent)
-_WORKER_MAIN = ("import sys; sys.path[0] = sys.argv[2]; "
-                "from fetchledger.batch.worker import serve; serve(int(sys.argv[1]))")
-_LENGTH = struct.Struct(">Q")
+WORKER_ENTRY = "fetchledger.batch.worker:serve"
 
 
 @dataclass(frozen=True)
@@ -149,63 +146,27 @@ def usable_cores() -> int:
 
 # --- the worker process ---------------------------------------------------------------------
 
-
-def die_with_parent(batch_pid: int) -> None:
-    """Make this process die when the batch process ``batch_pid`` does."""
-    if sys.platform.startswith("linux"):
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-        if os.getppid() != batch_pid:  # it died before the request took hold
-            os._exit(1)
-    else:
-        threading.Thread(target=_watch, args=(batch_pid,), daemon=True).start()
+_FUNCTIONS: dict[str, Callable[..., Any]] = {"prepare_response": prepare_response,
+                                             "prepare_rendered": prepare_rendered,
+                                             "ping": os.getpid}
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def _watch(pid: int) -> None:
-    while _alive(pid):
-        time.sleep(0.5)
-    os._exit(1)
-
-
-def _read_frame(stream: IO[bytes]) -> bytes | None:
-    head = stream.read(_LENGTH.size)
-    if len(head) < _LENGTH.size:
-        return None
-    (size,) = _LENGTH.unpack(head)
-    body = stream.read(size)
-    return body if len(body) == size else None
-
-
-def serve(batch_pid: int) -> None:
-    """Answer tasks from stdin until it closes: ``(function name, args)`` in,
-    the function's result out."""
+def serve() -> None:
+    """Answer tasks from stdin until it closes: ``(function name, args)`` in, the
+    function's result out (the runtime has tied this process to the batch process)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the batch process's to handle
-    die_with_parent(batch_pid)
-    import logging
-
-    logging.disable(logging.CRITICAL)  # library chatter would interleave with batch output
+    results = claim_stdout()
+    quiet(stderr=False)  # library chatter would interleave with batch output
     with contextlib.suppress(ImportError):
         import trafilatura  # noqa: F401  (imported before the first page arrives)
-    functions: dict[str, Callable[..., Any]] = {"prepare_response": prepare_response,
-                                                "prepare_rendered": prepare_rendered,
-                                                "ping": os.getpid}
-    stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
-    sys.stdout = sys.stderr  # a stray print must not corrupt the result stream
-    while (frame := _read_frame(stdin)) is not None:
-        name, args = pickle.loads(frame)
-        result = pickle.dumps(functions[name](*args), protocol=pickle.HIGHEST_PROTOCOL)
-        stdout.write(_LENGTH.pack(len(result)) + result)
-        stdout.flush()
+    stdin = sys.stdin.buffer
+    while True:
+        try:
+            name, args = read_frame(stdin, PICKLE)
+        except EOFError:
+            return
+        results.write(encode_frame(_FUNCTIONS[name](*args), PICKLE))
+        results.flush()
 
 
 # --- the pool, in the batch process -------------------------------------------------------
@@ -214,22 +175,24 @@ def serve(batch_pid: int) -> None:
 class _Worker:
     def __init__(self, process: asyncio.subprocess.Process) -> None:
         self.process = process
+        self.child = Child(process.pid).track()
 
     async def call(self, name: str, args: tuple[Any, ...]) -> Any:
         stdin, stdout = self.process.stdin, self.process.stdout
         assert stdin is not None and stdout is not None
-        task = pickle.dumps((name, args), protocol=pickle.HIGHEST_PROTOCOL)
         try:
-            stdin.write(_LENGTH.pack(len(task)) + task)
+            stdin.write(encode_frame((name, args), PICKLE))
             await stdin.drain()
-            (size,) = _LENGTH.unpack(await stdout.readexactly(_LENGTH.size))
-            return pickle.loads(await stdout.readexactly(size))
+            return await read_frame_async(stdout, PICKLE)
         except (asyncio.IncompleteReadError, ConnectionError, pickle.UnpicklingError) as exc:
             raise WorkerDied(f"the extraction process {self.process.pid} died") from exc
 
     def kill(self) -> None:
-        with contextlib.suppress(ProcessLookupError):
-            self.process.kill()
+        self.child.kill()
+
+    async def wait(self) -> None:
+        await self.process.wait()
+        self.child.reaped()
 
 
 class WorkerPool:
@@ -248,9 +211,8 @@ class WorkerPool:
 
     async def _spawn(self) -> _Worker:
         process = await asyncio.create_subprocess_exec(
-            sys.executable, "-c", _WORKER_MAIN, str(os.getpid()), _PACKAGE_ROOT,
-            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-            start_new_session=False)
+            *interpreter_argv(WORKER_ENTRY), stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE)
         worker = _Worker(process)
         self._workers.append(worker)
         return worker
@@ -267,6 +229,7 @@ class WorkerPool:
             result = await worker.call(name, args)
         except WorkerDied:
             worker.kill()
+            await worker.wait()
             self._workers.remove(worker)
             if not self._closed:
                 self._idle.put_nowait(await self._spawn())
@@ -285,8 +248,8 @@ class WorkerPool:
                 worker.process.stdin.close()
         for worker in self._workers:
             try:
-                await asyncio.wait_for(worker.process.wait(), timeout)
+                await asyncio.wait_for(worker.wait(), timeout)
             except (asyncio.TimeoutError, asyncio.CancelledError):
                 worker.kill()
-                await worker.process.wait()
+                await worker.wait()
 

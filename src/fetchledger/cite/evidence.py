@@ -21,7 +21,7 @@ from .figures import SourceFigures, source_figures
 if TYPE_CHECKING:
     from ..document import Page
     from ..ledger import Ledger
-    from ..store.sqlite import RecordedQuote
+    from ..store.protocol import RecordedQuote
     from .citations import Citations
 
 __all__ = [

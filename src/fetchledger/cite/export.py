@@ -35,7 +35,7 @@ from urllib.parse import quote as percent_encode
 from .._version import __version__
 from ..errors import InvalidArgument, InvalidPath
 from ..models import Source
-from ..store.sqlite import utc_now
+from ..store.protocol import utc_now
 from .bibliography import bibtex_entry, csl_item
 from .entries import Entry, entry_parts, pages_text, source_url
 from .evidence import Located, Support

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import InvalidArgument, InvalidPath
+from . import Identity
 from .secrets import redact_argv, redact_command_text
 
 __all__ = [
@@ -25,19 +26,18 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
-class CommandLocator:
+@dataclass(frozen=True, kw_only=True)
+class CommandLocator(Identity):
     """The identity of a command's output: argv (secrets redacted) and working directory.
 
-    ``locator`` is ``COMMAND-LINE (in CWD)``, the command line being the
-    shell-quoted argv (``shlex.join``), which is unambiguous; piped text is
-    ``stdin: LABEL (in CWD)``.
+    ``locator`` (and ``display``) is ``COMMAND-LINE (in CWD)``, the command line
+    being the shell-quoted argv (``shlex.join``), which is unambiguous; piped
+    text is ``stdin: LABEL (in CWD)``.
     """
 
     argv: tuple[str, ...]  # redacted
     cwd: str
     command_line: str  # redacted, as people read it
-    locator: str
 
 
 def command_locator(
@@ -56,8 +56,9 @@ def command_locator(
         raise InvalidArgument("a command argument contains a NUL byte")
     folder = working_directory(cwd)
     shown = _shown_argv(argv, shell=shell)
-    return CommandLocator(shown, folder, command_line(argv, shell=shell),
-                          f"{shlex.join(shown)} (in {folder})")
+    locator = f"{shlex.join(shown)} (in {folder})"
+    return CommandLocator("command", locator, locator, argv=shown, cwd=folder,
+                          command_line=command_line(argv, shell=shell))
 
 
 def command_line(argv: Sequence[str], *, shell: bool = False) -> str:
@@ -82,7 +83,8 @@ def piped_locator(label: str, cwd: str | os.PathLike[str] | None = None) -> Comm
                               hint='e.g. fetchledger read - --label "git log -5"')
     folder = working_directory(cwd)
     clean = redact_command_text(shown)
-    return CommandLocator((), folder, clean, f"stdin: {clean} (in {folder})")
+    locator = f"stdin: {clean} (in {folder})"
+    return CommandLocator("command", locator, locator, argv=(), cwd=folder, command_line=clean)
 
 
 def one_line_label(label: str) -> str:

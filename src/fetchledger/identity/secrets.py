@@ -5,26 +5,37 @@ Secrets are sent but never stored or shown: ``Authorization``, ``Cookie``,
 parameters, form and JSON fields, options and variables named like a
 key/token/secret/password/signature. Where one was, a ``REDACTED`` mark stays.
 
-- names: :func:`is_secret_param` (query, form and JSON field names),
-  :func:`is_secret_header`, :func:`is_secret_name` (command options and
-  variables, judged by whole segments so ``--author`` stays);
-- requests: :func:`request_secrets` (every secret value a request carries),
-  :func:`redact_body`; URLs in messages: :func:`shown_url`;
-- command lines: :func:`redact_argument`, :func:`redact_argv`,
-  :func:`redact_command_text`, :func:`command_secrets`;
-- what was fetched: :func:`scrub` (text) and :func:`scrub_secrets` (a whole
-  Document, page offsets kept), for responses that echo a secret back.
+- names: :func:`is_secret_name` — one rule for query parameters, form and
+  JSON fields, headers, command options and variables;
+- requests: :func:`request_secrets` (every secret value a request carries, in
+  every form it was sent), :func:`redact_body`, :func:`basic_credentials`;
+  URLs in messages: :func:`shown_url`;
+- command lines: :func:`redact_argument`, :func:`redact_argv` (``sh -c``
+  scripts redacted word by word), :func:`redact_command_text`,
+  :func:`command_secrets`;
+- identity: :func:`keyed_mark`, the mark a redacted query or argv value leaves
+  in a source's identity (an HMAC of the value under the ledger's key, so two
+  different values stay two sources while both display as ``REDACTED``);
+- what was fetched: :func:`scrub`, :func:`scrub_bytes` and
+  :func:`scrub_secrets` (a whole Document, page offsets kept), for responses
+  and command output that echo a secret back.
+
+Every rule runs in time linear in its input.
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import hmac
 import json
 import re
 import shlex
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING
-from urllib.parse import parse_qsl, quote, unquote_to_bytes, urlencode, urlsplit, urlunsplit
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qsl, quote, quote_plus, unquote, unquote_to_bytes, urlencode
 
 if TYPE_CHECKING:
     import httpx
@@ -33,10 +44,11 @@ if TYPE_CHECKING:
 
 __all__ = [
     "REDACTED",
+    "Mark",
+    "basic_credentials",
     "command_secrets",
-    "is_secret_header",
     "is_secret_name",
-    "is_secret_param",
+    "keyed_mark",
     "param_name",
     "redact_argument",
     "redact_argv",
@@ -44,84 +56,166 @@ __all__ = [
     "redact_command_text",
     "request_secrets",
     "scrub",
+    "scrub_bytes",
     "scrub_secrets",
+    "secret_forms",
     "shown_url",
 ]
 
 REDACTED = "REDACTED"
 
-
-# Words that make a query parameter or header a secret ("apiKey", "X-Amz-Signature").
-_SECRET_WORDS = frozenset({
-    "key", "apikey", "token", "secret", "password", "passwd", "pwd", "pass", "passphrase",
-    "signature", "sig", "auth", "authorization", "credential", "credentials", "session",
-    "sessionid", "jwt", "bearer", "otp", "cookie", "privatekey",
-})
+Mark = Callable[[str], str]  # what a secret value becomes: REDACTED, or its keyed mark
 
 
-_SECRET_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie", "set-cookie"})
+def _plain_mark(value: str) -> str:
+    return REDACTED
 
 
-_WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+# --- names ---------------------------------------------------------------------------
+#
+# A name is secret when, lowercased and with every character that is not a letter
+# or digit dropped (so `access_token`, `access.token`, `AccessToken` and
+# `accesstoken` are one name), it contains one of the secret words. Words that
+# merely contain one (`keyword`, `author`, `design`) are taken out first: that
+# allowlist is short on purpose, and a name that still holds a secret word after
+# it (`author_token`) stays secret.
+
+_SECRET_WORDS = re.compile(
+    "key|token|secret|password|passwd|pwd|passphrase|signature|sig|auth|credential|session"
+    "|cookie|bearer|jwt")
+# Short words that are secret only as the whole name or its end (`dbpass`), not
+# inside others (`passenger`, `footprint`).
+_SECRET_ENDINGS = ("pass", "otp")
+_NOT_SECRET = re.compile(
+    "keyword|keyboard|keynote|monkey|donkey|hockey|jockey|turkey|whiskey"
+    "|author(?!i[sz])|design|signal|assign|signup|signin|sigma|sight|tokeniz|secretar"
+    "|bypass|compass")
+_NOT_NAME = re.compile(r"[^a-z0-9]+")
 
 
-def _words(name: str) -> list[str]:
-    return [w.lower() for w in _WORDS.findall(name)]
+@lru_cache(maxsize=4096)
+def is_secret_name(name: str) -> bool:
+    """True for a query parameter, form or JSON field, header, command option or
+    variable named like a secret: ``api_key``, ``apiKey``, ``accesstoken``,
+    ``X-Amz-Signature``, ``Authentication``, ``--client-secret``, ``DB_PASSWORD``,
+    ``Cookie``, ``session_id``... but not ``keyword``, ``--author`` or ``design``."""
+    squeezed = _NOT_SECRET.sub("", _NOT_NAME.sub("", name[:200].lower()))
+    return bool(_SECRET_WORDS.search(squeezed)) or squeezed.endswith(_SECRET_ENDINGS)
 
 
-def is_secret_param(name: str) -> bool:
-    """True for query parameters (and form/JSON fields) named like a secret:
-    ``key``, ``api_key``, ``apiKey``, ``access_token``, ``client_secret``,
-    ``password``, ``X-Amz-Signature``, ``sig``, ``session_id``..."""
-    words = _words(name)
-    joined = "".join(words)
-    return bool(words) and (joined in _SECRET_WORDS or any(w in _SECRET_WORDS for w in words))
+def param_name(escaped: str) -> str:
+    """A query parameter name as written (``api%5Fkey``, ``a+b``), decoded."""
+    return unquote_to_bytes(escaped.replace("+", " ")).decode("utf-8", "replace")
 
 
-def is_secret_header(name: str) -> bool:
-    """True for Authorization, Proxy-Authorization, Cookie, Set-Cookie and API-key-like
-    headers (``X-API-Key``, ``X-Auth-Token``, ``Api-Secret``...)."""
-    return name.strip().lower() in _SECRET_HEADERS or is_secret_param(name)
+# --- identity ------------------------------------------------------------------------
+
+
+def keyed_mark(key: bytes) -> Mark:
+    """The mark a redacted value leaves in an identity: ``REDACTED~`` and 32 hex digits
+    of its HMAC-SHA256 under ``key`` (the ledger's own random key). Two values give two
+    marks; the mark reveals nothing of the value without the key."""
+    def mark(value: str) -> str:
+        digest = hmac.new(key, value.encode("utf-8", "surrogatepass"), hashlib.sha256)
+        return f"{REDACTED}~{digest.hexdigest()[:32]}"
+
+    return mark
+
+
+# --- requests ------------------------------------------------------------------------
+
+
+def basic_credentials(userinfo: bytes | str) -> str:
+    """The ``Authorization`` value a URL's user-info is sent as: ``Basic`` and the
+    base64 of ``user:password``, each percent-decoded."""
+    text = userinfo.decode("ascii", "replace") if isinstance(userinfo, bytes) else userinfo
+    user, _, password = text.partition(":")
+    pair = f"{unquote(user)}:{unquote(password)}".encode()
+    return "Basic " + base64.b64encode(pair).decode("ascii")
 
 
 def request_secrets(url: str | httpx.URL, headers: Iterable[tuple[str, str | None]] = (),
-                  body: bytes | None = None, content_type: str = "") -> list[str]:
-    """Every secret a request carries (to scrub from what is stored), longest first."""
+                    body: bytes | None = None, content_type: str = "") -> list[str]:
+    """Every secret a request carries, in every form it was sent (plain,
+    percent-encoded, JSON-escaped, the Basic base64 of user-info), longest first:
+    what to scrub from a response that echoes them."""
     if isinstance(url, str):
         import httpx
 
         url = httpx.URL(url)
-    parsed = url
     found: list[str] = []
-    if parsed.userinfo:
-        found.extend([parsed.userinfo.decode("ascii", "replace"), parsed.password or ""])
-    for param, param_value in parse_qsl(parsed.query.decode("ascii", "replace"),
+    if url.userinfo:
+        userinfo = url.userinfo.decode("ascii", "replace")
+        password = userinfo.partition(":")[2]
+        found.extend((userinfo, unquote(userinfo), password, unquote(password)))
+        found.append(basic_credentials(userinfo).removeprefix("Basic "))
+    for param, param_value in parse_qsl(url.query.decode("ascii", "replace"),
                                         keep_blank_values=False):
-        if is_secret_param(param):
+        if is_secret_name(param):
             found.append(param_value)
     for name, value in headers:
-        if value and is_secret_header(name):
-            found.append(value)
-            scheme, _, credentials = value.partition(" ")
-            if credentials and scheme.lower() in ("basic", "bearer", "token", "digest"):
-                found.append(credentials.strip())
-            if name.lower() == "cookie":
-                found.extend(v for _, _, v in (c.partition("=") for c in value.split(";")))
+        if value and is_secret_name(name):
+            found.extend(_header_secrets(name, value))
     if body:
         found.extend(_body_secrets(body, content_type))
-    unique = {v.strip() for v in found if v and len(v.strip()) >= 6}
-    return sorted(unique, key=len, reverse=True)
+    return secret_forms(found)
+
+
+def _header_secrets(name: str, value: str) -> list[str]:
+    found = [value]
+    scheme, _, credentials = value.strip().partition(" ")
+    credentials = credentials.strip()
+    if credentials and scheme.lower() in ("basic", "bearer", "token", "digest"):
+        found.append(credentials)
+        if scheme.lower() == "basic":
+            try:
+                pair = base64.b64decode(credentials, validate=True).decode("utf-8")
+            except ValueError:
+                pair = ""
+            found.extend((pair, pair.partition(":")[2]))
+    if name.lower() == "cookie":  # each cookie's value; short ones only under a secret name
+        for cookie_name, _, cookie in (c.strip().partition("=") for c in value.split(";")):
+            if len(cookie.strip()) >= 6 or is_secret_name(cookie_name):
+                found.append(cookie)
+    return found
 
 
 def _body_secrets(body: bytes, content_type: str) -> list[str]:
     data = _json_body(body, content_type)
     if data is not None:
-        return [str(v) for k, v in _json_items(data) if is_secret_param(k)
+        return [str(v) for k, v in _json_items(data) if is_secret_name(k)
                 and isinstance(v, (str, int))]
     if _is_form(content_type):
         text = body.decode("utf-8", "replace")
-        return [v for k, v in parse_qsl(text, keep_blank_values=False) if is_secret_param(k)]
+        return [v for k, v in parse_qsl(text, keep_blank_values=False) if is_secret_name(k)]
     return []
+
+
+# Values that carry no secret however they are named (`auth=1`, `session=true`, a
+# lone `/`): scrubbing them from a page would destroy its figures and words, and
+# hide nothing. They are still redacted wherever their name is seen.
+_TRIVIAL = frozenset({"true", "false", "yes", "no", "on", "off", "null", "none", REDACTED.lower()})
+
+
+def _trivial(value: str) -> bool:
+    return (value.lower() in _TRIVIAL or (value.isdigit() and len(value) <= 2)
+            or (len(value) < 4 and not any(c.isalnum() for c in value)))
+
+
+def secret_forms(values: Iterable[str]) -> list[str]:
+    """The values (stripped, trivial ones left out) and the other spellings a request
+    or a page may give them — percent-encoded, form-encoded, JSON-escaped — longest
+    first."""
+    forms: set[str] = set()
+    for value in values:
+        value = value.strip()
+        if not value or _trivial(value):
+            continue
+        forms.update((value, quote(value, safe=""), quote_plus(value, safe=""),
+                      json.dumps(value)[1:-1]))
+        lower_hex = re.sub(r"%[0-9A-F]{2}", lambda m: m.group().lower(), quote(value, safe=""))
+        forms.add(lower_hex)
+    return sorted(forms, key=lambda s: (-len(s), s))
 
 
 def _json_body(body: bytes, content_type: str) -> object | None:
@@ -129,7 +223,7 @@ def _json_body(body: bytes, content_type: str) -> object | None:
         return None
     try:
         data: object = json.loads(body)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):
         return None
     return data
 
@@ -144,12 +238,12 @@ def _json_items(data: object) -> Iterable[tuple[str, object]]:
             yield from _json_items(item)
 
 
-def _json_redacted(data: object) -> object:
+def _json_redacted(data: object, mark: Mark) -> object:
     if isinstance(data, dict):
-        return {k: REDACTED if is_secret_param(str(k)) and not isinstance(v, (dict, list))
-                else _json_redacted(v) for k, v in data.items()}
+        return {k: mark(str(v)) if is_secret_name(str(k)) and not isinstance(v, (dict, list))
+                else _json_redacted(v, mark) for k, v in data.items()}
     if isinstance(data, list):
-        return [_json_redacted(item) for item in data]
+        return [_json_redacted(item, mark) for item in data]
     return data
 
 
@@ -157,22 +251,24 @@ def _is_form(content_type: str) -> bool:
     return content_type.lower().split(";")[0].strip() == "application/x-www-form-urlencoded"
 
 
-def redact_body(body: bytes, content_type: str) -> bytes:
-    """The body with secret fields of a form or JSON body replaced by ``REDACTED``."""
+def redact_body(body: bytes, content_type: str, mark: Mark = _plain_mark) -> bytes:
+    """The body with secret fields of a form or JSON body replaced by ``mark`` of their
+    value (``REDACTED`` unless a keyed mark is given)."""
     data = _json_body(body, content_type)
     if data is not None:
-        return json.dumps(_json_redacted(data), sort_keys=True, ensure_ascii=False).encode()
+        return json.dumps(_json_redacted(data, mark), sort_keys=True,
+                          ensure_ascii=False).encode()
     if _is_form(content_type):
         pairs = parse_qsl(body.decode("utf-8", "replace"), keep_blank_values=True)
-        return urlencode([(k, REDACTED if is_secret_param(k) else v) for k, v in pairs],
+        return urlencode([(k, mark(v) if is_secret_name(k) else v) for k, v in pairs],
                          quote_via=quote).encode()
     return body
-
 
 
 # --- URLs in messages ---------------------------------------------------------------
 
 _CONTROL_CHARS = re.compile(r"[\x00-\x1f\x7f]")
+
 
 def shown_url(text: str) -> str:
     """Any input as it may be printed: a URL with its secrets redacted, even when it is
@@ -192,81 +288,55 @@ def _shown(text: str) -> str:
     head, sep, query = text.split("#", 1)[0].partition("?")
     head = _SHOWN_USERINFO.sub(rf"\1{REDACTED}@", head)
     if sep:
-        parts = []
-        for part in query.split("&"):
-            name, eq, _ = part.partition("=")
-            secret = eq and is_secret_param(param_name(name))
-            parts.append(f"{name}={REDACTED}" if secret else part)
-        head += "?" + "&".join(parts)
+        head += "?" + _redacted_query(query, [], _plain_mark)
     return head
 
 
-def param_name(escaped: str) -> str:
-    """A query parameter name as written (``api%5Fkey``, ``a+b``), decoded."""
-    return unquote_to_bytes(escaped.replace("+", " ")).decode("utf-8", "replace")
-
+def _redacted_query(query: str, found: list[str], mark: Mark) -> str:
+    """A raw query with each secret parameter's value replaced by its mark, the rest
+    exactly as written."""
+    parts = []
+    for part in query.split("&"):
+        name, eq, value = part.partition("=")
+        if eq and value and is_secret_name(param_name(name)):
+            plain = unquote(value.replace("+", " "))
+            found.append(plain)
+            parts.append(f"{name}={mark(plain)}")
+        else:
+            parts.append(part)
+    return "&".join(parts)
 
 
 # --- command lines ------------------------------------------------------------------
 
-# Option and variable names whose value is a secret: `--token=…`, `--api-key …`,
-# `GITHUB_TOKEN=…`, `-H "Authorization: …"`. Whole name segments only, so
-# `--author` or `--keyword` are left alone; short options (`-p…`) are not
-# guessed at.
-_SECRET_SEGMENTS = frozenset({
-    "token", "secret", "password", "passwd", "passphrase", "apikey", "credential",
-    "credentials", "cookie", "auth", "authorization", "bearer",
-})
-
-
-_SECRET_PAIRS = ("api-key", "access-key", "private-key", "secret-key", "client-secret",
-                 "session-key", "x-api-key")
-
-
-_HEADER = re.compile(r"^(-H\s*)?([A-Za-z0-9][A-Za-z0-9_-]*)\s*:\s*(\S.*)$", re.DOTALL)
-
-
-_URL = re.compile(r"[a-zA-Z][a-zA-Z0-9+.-]*://[^\s'\"]+")
-
-
+_HEADER = re.compile(r"(-H\s*)?([A-Za-z0-9][A-Za-z0-9_-]*)\s*:\s*(\S.*)", re.DOTALL)
+_ASSIGNMENT = re.compile(r"-{0,2}[A-Za-z_][A-Za-z0-9_.-]*")
+# A URL inside an argument. The look-behind makes every match start where a run of
+# scheme characters starts, so the search stays linear on long arguments.
+_URL = re.compile(r"(?<![a-zA-Z0-9+.-])[a-zA-Z][a-zA-Z0-9+.-]*://[^\s'\"]+")
 _USER_OPTIONS = frozenset({"-u", "--user", "--proxy-user"})
+_SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "yash", "posh"})
+_MAX_NESTING = 4  # sh -c "bash -c '...'" levels redacted word by word
 
 
-def is_secret_name(name: str) -> bool:
-    """True for names like ``--api-token``, ``DB_PASSWORD``, ``X-Api-Key``, ``Cookie``."""
-    normalized = name.lstrip("-").lower().replace("_", "-")
-    if not normalized:
-        return False
-    if any(pair in normalized for pair in _SECRET_PAIRS):
-        return True
-    return any(segment in _SECRET_SEGMENTS for segment in normalized.split("-"))
+def _redact_url(url: str, found: list[str], mark: Mark) -> str:
+    head, sep, query = url.partition("?")
+    scheme, slashes, rest = head.partition("://")
+    authority, slash, path = rest.partition("/")
+    if "@" in authority:
+        userinfo, host = authority.rsplit("@", 1)
+        found.extend((userinfo, userinfo.partition(":")[2]))
+        head = f"{scheme}{slashes}{REDACTED}@{host}{slash}{path}"
+    if sep:
+        query, hash_sign, fragment = query.partition("#")
+        return f"{head}?{_redacted_query(query, found, mark)}{hash_sign}{fragment}"
+    return head
 
 
-def _redact_url(url: str, secrets: list[str]) -> str:
-    parts = urlsplit(url)
-    netloc = parts.netloc
-    if "@" in netloc:
-        userinfo, host = netloc.rsplit("@", 1)
-        secrets.append(userinfo)
-        secrets.append(userinfo.partition(":")[2])
-        netloc = f"{REDACTED}@{host}"
-    query = parts.query
-    if query:
-        pairs = parse_qsl(query, keep_blank_values=True)
-        if any(is_secret_param(k) for k, _ in pairs):
-            secrets.extend(v for k, v in pairs if is_secret_param(k))
-            query = "&".join(
-                f"{quote(k, safe='')}={REDACTED if is_secret_param(k) else quote(v, safe='')}"
-                for k, v in pairs)
-    if (netloc, query) == (parts.netloc, parts.query):
-        return url
-    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
-
-
-def redact_argument(
-    argument: str, previous: str | None = None, secrets: list[str] | None = None
-) -> str:
-    """One argument of a command line with any secret in it replaced by ``REDACTED``.
+def redact_argument(argument: str, previous: str | None = None,
+                    secrets: list[str] | None = None, mark: Mark = _plain_mark) -> str:
+    """One argument of a command line with any secret in it replaced by ``mark`` of
+    it (``REDACTED`` by default).
 
     Rules (simple on purpose, documented in the README): the value after
     ``--NAME=`` or ``NAME=`` (and the argument after a ``--NAME`` option)
@@ -279,99 +349,292 @@ def redact_argument(
     if previous is not None and previous.startswith("--") and "=" not in previous \
             and is_secret_name(previous) and not argument.startswith("-"):
         found.append(argument)
-        return REDACTED
+        return mark(argument)
     if previous in _USER_OPTIONS and ":" in argument:
         user, _, password = argument.partition(":")
         found.append(password)
-        return f"{user}:{REDACTED}"
-    header = _HEADER.match(argument)
+        return f"{user}:{mark(password)}"
+    header = _HEADER.fullmatch(argument)
     if header and is_secret_name(header.group(2)) and "://" not in argument:
         value = header.group(3).strip()
         found.append(value)
         found.append(value.rsplit(" ", 1)[-1])  # the token of "Bearer TOKEN"
-        return f"{header.group(1) or ''}{header.group(2)}: {REDACTED}"
+        return f"{header.group(1) or ''}{header.group(2)}: {mark(value)}"
     name, equals, value = argument.partition("=")
-    if equals and value and re.fullmatch(r"-{0,2}[A-Za-z_][A-Za-z0-9_.-]*", name) \
-            and is_secret_name(name):
+    if equals and value and _ASSIGNMENT.fullmatch(name) and is_secret_name(name):
         found.append(value)
-        return f"{name}={REDACTED}"
-    return _URL.sub(lambda m: _redact_url(m.group(0), found), argument)
+        return f"{name}={mark(value)}"
+    if "://" not in argument:
+        return argument
+    return _URL.sub(lambda m: _redact_url(m.group(0), found, mark), argument)
 
 
-def redact_argv(argv: Sequence[str], secrets: list[str] | None = None) -> list[str]:
-    """``argv`` with secrets replaced by ``REDACTED`` (see :func:`redact_argument`);
-    a secret found in one argument is also scrubbed from all the others."""
+def redact_argv(argv: Sequence[str], secrets: list[str] | None = None,
+                mark: Mark = _plain_mark) -> list[str]:
+    """``argv`` with secrets replaced by ``mark`` of them (see :func:`redact_argument`);
+    the script of ``sh -c``/``bash -c`` (and other shells) is redacted word by word
+    (:func:`redact_command_text`); a secret found in one argument is also scrubbed
+    from all the others."""
     found = secrets if secrets is not None else []
-    redacted = [redact_argument(arg, argv[i - 1] if i else None, found)
-                for i, arg in enumerate(argv)]
-    scrubbable = _scrubbable(found)
-    return [scrub(arg, scrubbable) for arg in redacted] if scrubbable else redacted
+    redacted = _redact_words(list(argv), found, mark, depth=0)
+    return _scrub_marked(redacted, found, mark)
 
 
-def _scrubbable(values: Sequence[str]) -> list[str]:
-    return sorted({v for v in values if len(v) >= 4}, key=len, reverse=True)
+def _redact_words(words: list[str], found: list[str], mark: Mark, depth: int) -> list[str]:
+    scripts = _script_positions(words)
+    redacted = []
+    for i, word in enumerate(words):
+        if i in scripts and depth < _MAX_NESTING:
+            redacted.append(_redact_script(word, found, mark, depth + 1))
+        else:
+            redacted.append(redact_argument(word, words[i - 1] if i else None, found, mark))
+    return redacted
+
+
+def _script_positions(words: Sequence[str]) -> set[int]:
+    """Indexes of the words that are shell scripts: the first operand after a ``-c``
+    option (``-c``, ``-ec``, ``-lc``...) of a shell (``sh``, ``bash``, ...)."""
+    positions: set[int] = set()
+    shell_at: int | None = None
+    command_flag = False
+    skip_value = False
+    for i, word in enumerate(words):
+        if skip_value:
+            skip_value = False
+            continue
+        if shell_at is None:
+            if word.rsplit("/", 1)[-1] in _SHELLS:
+                shell_at, command_flag = i, False
+            continue
+        if word == "--":  # the end of the shell's options
+            continue
+        if word.startswith(("-", "+")) and len(word) > 1:
+            command_flag = command_flag or (word[0] == "-" and not word.startswith("--")
+                                            and "c" in word[1:])
+            skip_value = word in ("-o", "+o", "-O", "+O")
+            continue
+        if command_flag:
+            positions.add(i)
+        shell_at = None  # the shell's operands start here; look for another shell after
+    return positions
+
+
+def _scrub_marked(words: list[str], found: list[str], mark: Mark) -> list[str]:
+    forms = _forms_of(found)
+    if not forms:
+        return words
+    pattern = _pattern(tuple(forms))
+    return [pattern.sub(lambda m: mark(forms[m.group()]), w) for w in words]
+
+
+def _forms_of(values: Iterable[str]) -> dict[str, str]:
+    """Each spelling of each value (plain, percent-encoded...) → the value it spells."""
+    forms: dict[str, str] = {}
+    for value in values:
+        value = value.strip()
+        for form in secret_forms([value]):
+            forms.setdefault(form, value)
+    return forms
 
 
 def command_secrets(argv: Sequence[str], *, shell: bool = False) -> list[str]:
-    """The secret values the redaction of ``argv`` removes, longest first (values
-    under 4 characters are left out: too short to scrub from output safely)."""
+    """The secret values the redaction of ``argv`` removes, in every spelling, longest
+    first (what to scrub from the command's output)."""
     found: list[str] = []
     if shell:
         redact_command_text(" ".join(argv), found)
     else:
         redact_argv(argv, found)
-    return _scrubbable(found)
+    return secret_forms(found)
 
 
-def scrub(text: str, secrets: Sequence[str]) -> str:
-    """``text`` with every occurrence of each secret replaced by ``REDACTED``."""
-    for secret in secrets:
-        text = text.replace(secret, REDACTED)
-    return text
-
-
-def redact_command_text(text: str, secrets: list[str] | None = None) -> str:
-    """A shell command line (or a label) with its secrets redacted, its form kept."""
-    try:
-        tokens = shlex.split(text)
-    except ValueError:
-        tokens = text.split()
+def redact_command_text(text: str, secrets: list[str] | None = None,
+                        mark: Mark = _plain_mark) -> str:
+    """A shell command line (or a label) with its secrets redacted word by word, its
+    form kept: words that hold no secret stay exactly as written, operators
+    (``;``, ``|``, ``&&``) and comments too."""
     found = secrets if secrets is not None else []
-    redacted = redact_argv(tokens, found)
-    for token, clean in zip(tokens, redacted, strict=True):
-        if token != clean:
-            if token not in text:  # quoting changed its spelling: rebuild the line
-                return shlex.join(redacted)
-            text = text.replace(token, clean)
-    return scrub(text, _scrubbable(found))
+    return _redact_script(text, found, mark, depth=0)
 
 
+def _redact_script(text: str, found: list[str], mark: Mark, depth: int) -> str:
+    start = len(found)
+    pieces: list[str] = []
+    last = 0
+    for command in _shell_commands(text):
+        values = [value for _, _, value in command]
+        redacted = _redact_words(values, found, mark, depth)
+        for (begin, end, value), clean in zip(command, redacted, strict=True):
+            if clean != value:
+                pieces.extend((text[last:begin], shlex.quote(clean)))
+                last = end
+    pieces.append(text[last:])
+    rebuilt = "".join(pieces)
+    return scrub(rebuilt, found[start:], mark) if len(found) > start else rebuilt
 
-# --- what was fetched --------------------------------------------------------------
+
+# Shell words: runs of ordinary characters, quoted strings and escapes; operators
+# and newlines end a command, `#` at a word's start begins a comment.
+_PLAIN_RUN = re.compile(r"[^\s'\"\\;&|<>()]+")
+_OPERATORS = frozenset(";&|<>()\n")
+_BLANKS = frozenset(" \t\r\f\v")
+
+
+def _shell_commands(text: str) -> list[list[tuple[int, int, str]]]:
+    """The simple commands of a shell script, each a list of its words as
+    ``(start, end, value)``: spans in ``text`` and the word with its quoting removed.
+    One pass, linear in the length of the text; an unclosed quote runs to the end."""
+    commands: list[list[tuple[int, int, str]]] = [[]]
+    i, n = 0, len(text)
+    while i < n:
+        char = text[i]
+        if char in _BLANKS:
+            i += 1
+        elif char in _OPERATORS:
+            if commands[-1]:
+                commands.append([])
+            i += 1
+        elif char == "#":
+            newline = text.find("\n", i)
+            i = n if newline < 0 else newline
+        else:
+            start = i
+            value, i = _shell_word(text, i)
+            commands[-1].append((start, i, value))
+    return [command for command in commands if command]
+
+
+def _shell_word(text: str, i: int) -> tuple[str, int]:
+    parts: list[str] = []
+    n = len(text)
+    while i < n:
+        char = text[i]
+        if char in _BLANKS or char in _OPERATORS:
+            break
+        if char == "'":
+            close = text.find("'", i + 1)
+            close = n if close < 0 else close
+            parts.append(text[i + 1 : close])
+            i = close + 1
+        elif char == '"':
+            i = _double_quoted(text, i + 1, parts)
+        elif char == "\\":
+            parts.append(text[i + 1 : i + 2].replace("\n", ""))
+            i += 2
+        else:
+            run = _PLAIN_RUN.match(text, i)
+            assert run is not None
+            parts.append(run.group())
+            i = run.end()
+    return "".join(parts), i
+
+
+def _double_quoted(text: str, i: int, parts: list[str]) -> int:
+    """Append the inside of a double-quoted string starting at ``i``; the index after it."""
+    n = len(text)
+    while i < n:
+        stop = min((p for p in (text.find('"', i), text.find("\\", i)) if p >= 0), default=n)
+        parts.append(text[i:stop])
+        if stop >= n:
+            return n
+        if text[stop] == '"':
+            return stop + 1
+        escaped = text[stop + 1 : stop + 2]
+        parts.append(escaped if escaped in '$`"\\' else "\\" + escaped)
+        i = stop + 2
+    return n
+
+
+# --- scrubbing what was fetched or printed ---------------------------------------------
+
+# Shorter values are replaced only where they stand as a whole word (not inside a
+# longer run of letters and digits), so a three-letter password does not eat every
+# word that holds those letters.
+_ANYWHERE = 8
+
+
+@lru_cache(maxsize=64)
+def _pattern(forms: tuple[str, ...]) -> re.Pattern[str]:
+    alternatives = [re.escape(f) if len(f) >= _ANYWHERE
+                    else rf"(?<![^\W_]){re.escape(f)}(?![^\W_])" for f in forms]
+    return re.compile("|".join(alternatives))
+
+
+@lru_cache(maxsize=64)
+def _bytes_pattern(forms: tuple[str, ...]) -> re.Pattern[bytes]:
+    alternatives = []
+    for form in forms:
+        escaped = re.escape(form.encode("utf-8", "surrogateescape"))
+        alternatives.append(escaped if len(form) >= _ANYWHERE
+                            else rb"(?<![A-Za-z0-9])" + escaped + rb"(?![A-Za-z0-9])")
+    return re.compile(b"|".join(alternatives))
+
+
+def _ordered(secrets: Iterable[str]) -> tuple[str, ...]:
+    kept = {s for s in secrets if s and not _trivial(s.strip())}
+    return tuple(sorted(kept, key=lambda s: (-len(s), s)))
+
+
+def scrub(text: str, secrets: Iterable[str], mark: Mark = _plain_mark) -> str:
+    """``text`` with every occurrence of each secret (in each of its spellings) replaced
+    by ``mark`` of it, ``REDACTED`` by default; values under eight characters only
+    where they stand as a whole word."""
+    forms = _forms_of(secrets)
+    if not forms:
+        return text
+    return _pattern(tuple(forms)).sub(lambda m: mark(forms[m.group()]), text)
+
+
+def scrub_bytes(data: bytes, secrets: Sequence[str]) -> bytes:
+    """:func:`scrub` for bytes (command output, raw responses): ``REDACTED``."""
+    forms = _ordered(secrets)
+    if not forms:
+        return data
+    return _bytes_pattern(forms).sub(REDACTED.encode(), data)
+
 
 def scrub_secrets(document: Document, secrets: Sequence[str]) -> Document:
     """Replace every secret the request carried by ``REDACTED`` wherever the response
     echoed it (text, raw bytes, metadata), keeping page offsets right."""
-    present = [s for s in secrets if s and (s in document.text or s.encode() in document.raw
-                                            or s in repr(document.meta)
-                                            or any(s in (v or "") for v in (
-                                                document.title, document.site,
-                                                document.author)))]
-    if not present:
+    forms = _ordered(secrets)
+    if not forms:
         return document
-    pattern = re.compile("|".join(re.escape(s) for s in present))
+    pattern = _pattern(forms)
+    fields = (document.text, document.title, document.site, document.author)
+    raw = _bytes_pattern(forms).sub(REDACTED.encode(), document.raw)
+    if raw == document.raw and not any(pattern.search(v or "") for v in fields) \
+            and not _meta_has(document.meta, pattern):
+        return document
     text, pages = _redact_text(document.text, pattern, document.pages)
-    raw = re.compile(b"|".join(re.escape(s.encode()) for s in present)).sub(
-        REDACTED.encode(), document.raw)
 
     def clean(value: str | None) -> str | None:
         return pattern.sub(REDACTED, value) if value else value
 
-    meta = json.loads(pattern.sub(REDACTED, json.dumps(document.meta)))
     return replace(document, text=text, raw=raw, pages=pages, title=clean(document.title),
-                   site=clean(document.site), author=clean(document.author), meta=meta,
+                   site=clean(document.site), author=clean(document.author),
+                   meta=_meta_scrubbed(document.meta, pattern),
                    warnings=(*document.warnings,
                              "the response echoed a secret of the request; it was redacted"))
+
+
+def _meta_has(data: Any, pattern: re.Pattern[str]) -> bool:
+    if isinstance(data, str):
+        return bool(pattern.search(data))
+    if isinstance(data, dict):
+        return any(_meta_has(k, pattern) or _meta_has(v, pattern) for k, v in data.items())
+    if isinstance(data, (list, tuple)):
+        return any(_meta_has(v, pattern) for v in data)
+    return False
+
+
+def _meta_scrubbed(data: Any, pattern: re.Pattern[str]) -> Any:
+    if isinstance(data, str):
+        return pattern.sub(REDACTED, data)
+    if isinstance(data, dict):
+        return {_meta_scrubbed(k, pattern): _meta_scrubbed(v, pattern) for k, v in data.items()}
+    if isinstance(data, (list, tuple)):
+        return [_meta_scrubbed(v, pattern) for v in data]
+    return data
 
 
 def _redact_text(text: str, pattern: re.Pattern[str], pages: tuple[Page, ...]
@@ -396,4 +659,3 @@ def _redact_text(text: str, pattern: re.Pattern[str], pages: tuple[Page, ...]
 
     return "".join(parts), tuple(replace(p, start=moved(p.start), end=moved(p.end))
                                  for p in pages)
-

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import InvalidPath, InvalidURL
 from .addresses import parse_ip_host
-from .secrets import REDACTED, is_secret_param, param_name, redact_body, shown_url
+from .secrets import REDACTED, is_secret_name, param_name, redact_body, shown_url
 
 if TYPE_CHECKING:
     import httpx
@@ -184,7 +184,7 @@ def _url_parts(url: str | httpx.URL, *, normalize: bool) -> str:
         plain = param_name(name)
         if normalize and _is_tracking(plain):
             continue
-        if value is not None and is_secret_param(plain):
+        if value is not None and is_secret_name(plain):
             value = REDACTED
         kept.append(name if value is None else f"{name}={value}")
     path = raw_path or "/"

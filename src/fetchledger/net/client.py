@@ -27,6 +27,7 @@ messages show URLs with their secrets redacted.
 
 from __future__ import annotations
 
+import functools
 import re
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -52,7 +53,7 @@ from ..errors import (
     TooLarge,
 )
 from ..identity.addresses import IPAddress, parse_ip_host
-from ..identity.secrets import is_secret_header
+from ..identity.secrets import basic_credentials, is_secret_name
 from ..identity.urls import parse_http_url, redact_url
 from .connections import (
     Budget,
@@ -122,8 +123,9 @@ class HTTPResponse:
     redirects: tuple[str, ...] = ()
     elapsed: float = 0.0
 
-    @property
+    @functools.cached_property
     def display_url(self) -> str:
+        """The final URL as it may be stored and shown (secrets redacted)."""
         return redact_url(self.url)
 
     @property
@@ -154,15 +156,6 @@ def _host_port(url: httpx.URL) -> str:
     host = url.host
     host = f"[{host}]" if ":" in host else host
     return f"{host}:{url.port}" if url.port else host
-
-
-def _basic_auth(userinfo: bytes) -> str:
-    import base64
-    from urllib.parse import unquote
-
-    user, _, password = userinfo.decode("ascii", "replace").partition(":")
-    pair = f"{unquote(user)}:{unquote(password)}".encode()
-    return "Basic " + base64.b64encode(pair).decode("ascii")
 
 
 @dataclass
@@ -199,7 +192,7 @@ class _Exchange:
                 headers[name] = value
         if url.userinfo:
             if "authorization" not in headers:
-                headers["Authorization"] = _basic_auth(url.userinfo)
+                headers["Authorization"] = basic_credentials(url.userinfo)
             url = url.copy_with(userinfo=b"")
         self.url, self.headers = url.copy_with(fragment=None), headers
         total = self.request.total_timeout or self.limits.total_timeout
@@ -289,7 +282,7 @@ class _Exchange:
             for name in ("content-type", "content-length", "transfer-encoding"):
                 self.headers.pop(name, None)
         if not _same_origin(self.url, target):
-            for name in [n for n in self.headers if is_secret_header(n)]:
+            for name in [n for n in self.headers if is_secret_name(n)]:
                 del self.headers[name]
         self.hops.append(self.url)
         self.url = target

@@ -12,12 +12,12 @@ import zlib
 from dataclasses import dataclass
 
 from ..document import Document
-from ..errors import EmptyContent, InvalidArgument
+from ..errors import EmptyContent, InvalidArgument, RetrievalFailed
 from ..text.normalize import LINE_BREAKS, one_line
 from ..text.passages import QuoteSpan, select_quotes, split_passages
-from .sqlite import PreparedVersion, QuoteRow, utc_now
+from .protocol import AttemptRow, PreparedVersion, QuoteRow, Registration, utc_now
 
-__all__ = ["Prepared", "prepare"]
+__all__ = ["Failed", "Prepared", "prepare"]
 
 # One-for-one, so page offsets computed by the adapter stay valid. NUL becomes
 # U+FFFD: SQLite's text functions stop at NUL, which would misplace quotes.
@@ -32,10 +32,24 @@ class Prepared:
     quotes: tuple[QuoteSpan, ...]
     warnings: tuple[str, ...] = ()
 
-    def quote_rows(self) -> list[QuoteRow]:
+    def registration(self) -> Registration:
         text = self.version.text
-        return [QuoteRow(q.start, q.end, q.page, q.label, text[q.start : q.end])
-                for q in self.quotes]
+        return Registration(self.version, tuple(
+            QuoteRow(q.start, q.end, q.page, q.label, text[q.start : q.end])
+            for q in self.quotes))
+
+
+@dataclass(frozen=True)
+class Failed:
+    """A retrieval that failed: it is recorded as an attempt and gets no id."""
+
+    kind: str
+    locator: str  # the input as it may be shown (secrets redacted)
+    error: RetrievalFailed
+
+    def attempt_row(self) -> AttemptRow:
+        error = self.error
+        return AttemptRow(self.kind, error.locator or self.locator, error.status, error.message)
 
 
 def prepare(

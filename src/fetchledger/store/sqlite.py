@@ -1,10 +1,10 @@
-"""The SQLite ledger store: the only module that speaks SQL.
+"""The SQLite ledger store: the embedded default backend, one file.
 
 Ids are assigned inside one ``BEGIN IMMEDIATE`` transaction, so many
 processes can register into one ledger file at once and ids stay unique and
 dense (1..N). The database runs in WAL mode with ``synchronous=NORMAL``: a
 killed process leaves the file as before or after its last transaction.
-A shared server database can later implement the same methods.
+It implements :class:`fetchledger.store.protocol.Store`.
 """
 
 from __future__ import annotations
@@ -14,8 +14,6 @@ import sqlite3
 import zlib
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -29,101 +27,20 @@ from ..errors import (
 from ..models import Attempt, Source
 from ..text.passages import Passage
 from .migrations import MIGRATIONS
+from .protocol import (
+    AttemptRow,
+    Candidates,
+    PassageHit,
+    PreparedVersion,
+    QuoteRow,
+    RecordedQuote,
+    Registration,
+    StoredVersion,
+    VersionText,
+    utc_now,
+)
 
-__all__ = [
-    "PassageHit",
-    "PreparedVersion",
-    "QuoteRow",
-    "RecordedQuote",
-    "SQLiteStore",
-    "StoredVersion",
-    "utc_now",
-]
-
-
-
-def utc_now() -> str:
-    """The current time as ISO 8601 UTC with seconds: ``2026-11-30T10:59:37Z``."""
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-@dataclass(frozen=True)
-class PreparedVersion:
-    """Everything one registration writes, computed before the transaction opens."""
-
-    kind: str
-    locator: str
-    display: str
-    aliases: tuple[str, ...]
-    title: str | None
-    site: str | None
-    author: str | None
-    date: str | None
-    retrieved_at: str
-    text: str
-    text_sha256: str
-    raw_sha256: str
-    raw_compressed: bytes
-    raw_size: int
-    raw_stored: int
-    extractor: str
-    extractor_version: str
-    meta: dict[str, Any]
-    pages: tuple[tuple[int, int, int, str | None], ...]
-    passages: tuple[Passage, ...]
-
-
-@dataclass(frozen=True)
-class QuoteRow:
-    """A quote to record: ``text`` is ``stored_text[start:end]`` of the version."""
-
-    start: int
-    end: int
-    page: int | None
-    page_label: str | None
-    text: str
-
-
-@dataclass(frozen=True)
-class RecordedQuote:
-    """A quote the ledger handed out or confirmed: ``text`` is ``stored_text[start:end]``
-    of version ``version`` of source ``source_id``."""
-
-    source_id: int
-    version: int
-    start: int
-    end: int
-    page: int | None
-    page_label: str | None
-    text: str
-    first_at: str
-
-
-@dataclass(frozen=True)
-class StoredVersion:
-    """What a registration produced: the source id, its version, and whether each is new."""
-
-    source_id: int
-    version_id: int
-    version_number: int
-    new_source: bool
-    new_version: bool
-
-
-@dataclass(frozen=True)
-class PassageHit:
-    """One search hit: a passage of a source's latest version, with text around it."""
-
-    source_id: int
-    version_id: int
-    version_number: int
-    start: int
-    end: int
-    page: int | None
-    page_label: str | None
-    context: str  # stored text from ``context_start`` (a little before ``start``)
-    context_start: int
-    score: float
+__all__ = ["SQLiteStore"]
 
 
 class SQLiteStore:
@@ -243,28 +160,16 @@ class SQLiteStore:
     # --- writes -------------------------------------------------------------------
 
     def register(
-        self, prepared: PreparedVersion, quotes: Sequence[QuoteRow] = ()
-    ) -> StoredVersion:
-        """Register one retrieval: find or create the source, add a version when the
-        content changed, index its passages, record the quotes and an ``ok`` attempt."""
-        with self._write() as db:
-            return self._register(db, prepared, quotes)
-
-    def register_many(
-        self,
-        items: Sequence[tuple[PreparedVersion, Sequence[QuoteRow]]],
-        attempts: Sequence[tuple[str, str, str, str]] = (),
+        self, registrations: Sequence[Registration], attempts: Sequence[AttemptRow] = ()
     ) -> list[StoredVersion]:
-        """Register several retrievals and record failed attempts ``(kind, locator,
-        status, message)`` in ONE transaction: all of them or none (batch writes).
-        Ids are assigned inside it, in the order given."""
+        """Register retrievals and record failed attempts in ONE transaction, all of
+        them or none; ids are assigned inside it, in the order given."""
         with self._write() as db:
-            stored = [self._register(db, prepared, quotes) for prepared, quotes in items]
+            stored = [self._register(db, r.version, r.quotes) for r in registrations]
             now = utc_now()
             db.executemany(
                 "INSERT INTO attempt (kind, locator, at, status, message) VALUES (?, ?, ?, ?, ?)",
-                [(kind, locator, now, status, message)
-                 for kind, locator, status, message in attempts],
+                [(a.kind, a.locator, now, a.status, a.message) for a in attempts],
             )
         return stored
 
@@ -388,14 +293,6 @@ class SQLiteStore:
             with self._write() as db:
                 self._insert_quotes(db, source_id, version_id, quotes)
 
-    def record_attempt(self, kind: str, locator: str, status: str, message: str) -> None:
-        """Record a failed retrieval (it gets no id)."""
-        with self._write() as db:
-            db.execute(
-                "INSERT INTO attempt (kind, locator, at, status, message) VALUES (?, ?, ?, ?, ?)",
-                (kind, locator, utc_now(), status, message),
-            )
-
     def reset(self) -> None:
         """Delete every source, version, quote and attempt: the ledger starts again at [1]."""
         with self._write() as db:
@@ -457,8 +354,8 @@ class SQLiteStore:
             ).fetchone()
         return int(row[0]) if row and row[0] is not None else None
 
-    def version(self, source_id: int, number: int | None = None) -> tuple[int, int, str] | None:
-        """``(version_id, number, text)`` of one version of a source (the latest by default)."""
+    def version(self, source_id: int, number: int | None = None) -> VersionText | None:
+        """One version of a source (the latest by default)."""
         if number is None:
             sql = ("SELECT v.id, v.number, v.text FROM source s "
                    "JOIN version v ON v.id = s.latest_version WHERE s.id = ?")
@@ -468,16 +365,16 @@ class SQLiteStore:
             params = (source_id, number)
         with self._errors():
             row = self.db.execute(sql, params).fetchone()
-        return (row[0], row[1], row[2]) if row else None
+        return VersionText(*row) if row else None
 
-    def versions(self, source_id: int) -> list[tuple[int, int, str]]:
-        """``(version_id, number, text)`` of every version, newest first."""
+    def versions(self, source_id: int) -> list[VersionText]:
+        """Every version of a source, newest first."""
         with self._errors():
             rows = self.db.execute(
                 "SELECT id, number, text FROM version WHERE source_id = ? ORDER BY number DESC",
                 (source_id,),
             ).fetchall()
-        return [(r[0], r[1], r[2]) for r in rows]
+        return [VersionText(*row) for row in rows]
 
     def version_details(self, source_id: int) -> list[dict[str, Any]]:
         """Everything but the text and raw bytes of each version, oldest first."""
@@ -524,24 +421,31 @@ class SQLiteStore:
             ).fetchall()
         return [Passage(*row) for row in rows]
 
-    def search(self, words: Sequence[str], limit: int, context: int = 40) -> list[PassageHit]:
-        """Best passages of the whole ledger holding any of ``words``, by BM25.
+    def search(self, words: Sequence[str], limit: int, context: int = 40) -> Candidates:
+        """Up to ``limit`` passages holding any of ``words`` (the best by FTS5's BM25
+        first), and how many passages hold each word.
 
         The index holds only each source's latest version, so every hit is current.
         """
-        match = " OR ".join('"' + word.replace('"', '""') + '"' for word in words)
+        quoted = ['"' + word.replace('"', '""') + '"' for word in words]
         sql = (
             "SELECT v.source_id, v.id, v.number, p.start, p.end, p.page, p.page_label, "
             "substr(v.text, max(p.start - :ctx, 0) + 1, p.end - max(p.start - :ctx, 0) + :ctx), "
-            "max(p.start - :ctx, 0), hit.score "
+            "max(p.start - :ctx, 0) "
             "FROM (SELECT rowid, bm25(passage_fts) AS score FROM passage_fts "
             "      WHERE passage_fts MATCH :match ORDER BY score LIMIT :limit) AS hit "
             "JOIN passage p ON p.id = hit.rowid JOIN version v ON v.id = p.version_id "
             "ORDER BY hit.score"
         )
-        with self._errors():
-            rows = self.db.execute(sql, {"ctx": context, "match": match, "limit": limit})
-            return [PassageHit(*row) for row in rows.fetchall()]
+        count = "SELECT count(*) FROM passage_fts WHERE passage_fts MATCH ?"
+        with self._read() as db:
+            hits = tuple(PassageHit(*row) for row in db.execute(
+                sql, {"ctx": context, "match": " OR ".join(quoted), "limit": limit}))
+            holding = {word: db.execute(count, (match,)).fetchone()[0]
+                       for word, match in zip(words, quoted, strict=True)}
+            # passages ever indexed (superseded ones too): near enough, and no scan
+            total = db.execute("SELECT coalesce(max(id), 0) FROM passage").fetchone()[0]
+        return Candidates(hits, total, holding)
 
     def attempts(self, *, failed_only: bool = False) -> list[Attempt]:
         sql = "SELECT locator, at, status, message, kind, source_id FROM attempt"

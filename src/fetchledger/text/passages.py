@@ -14,7 +14,7 @@ import itertools
 import math
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -31,6 +31,7 @@ __all__ = [
     "is_abbreviation",
     "query_terms",
     "rank",
+    "rank_candidates",
     "search_words",
     "select_quotes",
     "split_passages",
@@ -73,8 +74,11 @@ _ABBREVIATIONS = frozenset(
     viz resp incl min max sec ch chap eq eqs ref refs art dist
     z.b bzw ggf usw vgl d.h u.a s.o bzgl evtl inkl""".split()
 )
-# A terminator run, closing quotes/brackets, then whitespace and what can open a sentence.
-_BOUNDARY = re.compile(r"""[.!?…]+["'”’»)\]]*(?=\s+["'“‘«(\[]*[\w¿¡])""")
+# A terminator run, closing quotes/brackets, footnote marks that a source glued after
+# the sentence ("in 1998.[1][2]", "shown.¹²"), then whitespace and what can open one.
+_BOUNDARY = re.compile(
+    r"""([.!?…]+)["'”’»)\]]*(?:\[\d{1,4}(?:\s*[,–-]\s*\d{1,4})*\]|[¹²³⁰⁴-⁹]+)*"""
+    r"""(?=\s+["'“‘«(\[]*[\w¿¡])""")
 _CJK_BOUNDARY = re.compile(r"[。！？]+[」』”’）]*")
 _WORD = re.compile(r"\S+")
 
@@ -95,10 +99,8 @@ def split_sentences(line: str) -> list[tuple[int, int]]:
     """Sentence spans ``(start, end)`` of one line, whitespace trimmed."""
     cuts: list[int] = []
     for match in _BOUNDARY.finditer(line):
-        if line[match.start()] == "." and match.end() - match.start() >= 1:
-            terminator = line[match.start() : match.end()].rstrip("\"'”’»)]")
-            if terminator == "." and is_abbreviation(line, match.start()):
-                continue
+        if match.group(1) == "." and is_abbreviation(line, match.start()):
+            continue
         cuts.append(match.end())
     cuts.extend(m.end() for m in _CJK_BOUNDARY.finditer(line))
     spans: list[tuple[int, int]] = []
@@ -219,17 +221,41 @@ def rank(
     Adjacent query terms found next to each other in a passage add a small
     phrase bonus, so "boiling point" prefers passages with the phrase; headings
     and labels (not sentences) count half, so a statement beats its title.
+    Term statistics come from ``passages`` themselves (one document).
     """
-    terms = query_terms(query)
-    if not terms or not passages:
+    return _bm25([(text, p) for p in passages], query_terms(query), None, k1, b)
+
+
+def rank_candidates(
+    candidates: Sequence[tuple[str, Passage]], query: str, *, collection: int,
+    holding: Mapping[str, int], k1: float = 1.2, b: float = 0.75,
+) -> list[tuple[float, int]]:
+    """:func:`rank` for passages a ledger-wide search found, each ``(text, passage)``
+    with offsets into its own text: ``collection`` passages are indexed, ``holding``
+    says how many hold each search word. The one scorer of every store backend."""
+    df: dict[str, int] = {}
+    for word, count in holding.items():
+        for term in tokenize(word):
+            df[term] = max(df.get(term, 0), count)
+    return _bm25(candidates, query_terms(query), (collection, df), k1, b)
+
+
+def _bm25(
+    items: Sequence[tuple[str, Passage]], terms: Sequence[str],
+    collection: tuple[int, Mapping[str, int]] | None, k1: float, b: float,
+) -> list[tuple[float, int]]:
+    if not terms or not items:
         return []
-    docs = [tokenize(text[p.start : p.end]) for p in passages]
-    n_docs = len(docs)
-    avg_len = sum(len(d) for d in docs) / n_docs or 1.0
+    docs = [tokenize(text[p.start : p.end]) for text, p in items]
+    avg_len = sum(len(d) for d in docs) / len(docs) or 1.0
     term_set = set(terms)
     df: Counter[str] = Counter()
     for doc in docs:
         df.update(term_set.intersection(doc))
+    n_docs = len(docs)
+    if collection is not None:  # the store's counts; never fewer than seen here
+        n_docs = max(n_docs, collection[0])
+        df = Counter({t: max(df[t], collection[1].get(t, 0)) for t in terms})
     idf = {t: math.log(1 + (n_docs - df[t] + 0.5) / (df[t] + 0.5)) for t in terms}
     pairs = set(itertools.pairwise(terms))
     scored: list[tuple[float, int]] = []
@@ -242,7 +268,8 @@ def rank(
         if pairs:
             adjacent = sum(1 for pair in itertools.pairwise(doc) if pair in pairs)
             score += 0.25 * min(adjacent, len(pairs)) * max(idf.values())
-        if not _is_substantial(text, passages[index]):
+        text, passage = items[index]
+        if not _is_substantial(text, passage):
             score *= 0.5  # a heading or label names a topic; a sentence states something
         scored.append((score, index))
     scored.sort(key=lambda item: (-item[0], item[1]))

@@ -1,0 +1,394 @@
+"""The one child-process runtime: every process fetchledger starts is started,
+tied to fetchledger's life, spoken to and ended here.
+
+Users: the PDF sandbox (:mod:`.sandbox`: one parse of untrusted bytes under
+resource limits, JSON frames back), the batch workers
+(:mod:`fetchledger.batch.worker`: long-lived extraction processes, pickle
+frames both ways) and the command adapter (:mod:`.command`: a user's command
+in its own process group).
+
+- **Start.** :func:`fork_child` forks this process (cheap, for a single-threaded
+  parent) and runs a function in the child; :func:`interpreter_argv` is the
+  command line of a fresh interpreter that imports *this* fetchledger (not one
+  the working folder may shadow) and runs ``module:function`` there.
+- **Tie.** A child asks the kernel to SIGKILL it when its parent dies
+  (:func:`die_with_parent`: ``prctl(PR_SET_PDEATHSIG)``, then a check that the
+  parent did not die first; elsewhere a watchdog thread). Every live child is
+  in one registry: :func:`kill_children` stops them all at once, process groups
+  included (for a signal handler, or at exit).
+- **Speak.** Frames are length-prefixed messages (an 8-byte big-endian length,
+  then the body) in one of two codecs: :data:`JSON` for what an untrusted
+  parse sends back (data only: a hostile child cannot make the parent run
+  code), :data:`PICKLE` between fetchledger's own processes.
+- **End.** :class:`Child` kills (the whole group when the child leads one) and
+  reaps, so no zombie and no orphan stays behind.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import importlib
+import json
+import logging
+import os
+import signal
+import struct
+import subprocess
+import sys
+import threading
+import time
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import asyncio
+
+__all__ = [
+    "JSON",
+    "PICKLE",
+    "Child",
+    "Codec",
+    "FrameDecoder",
+    "claim_stdout",
+    "die_with_parent",
+    "encode_frame",
+    "fork_child",
+    "fork_is_safe",
+    "interpreter_argv",
+    "kill_children",
+    "limit_resources",
+    "live_children",
+    "quiet",
+    "read_frame",
+    "read_frame_async",
+    "write_frame",
+]
+
+
+def _import_resource() -> Any:
+    try:
+        import resource
+    except ImportError:  # not POSIX
+        return None
+    return resource
+
+
+_RESOURCE = _import_resource()  # imported before any fork, so children find it loaded
+_PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+_HEADER = struct.Struct(">Q")
+# The fresh interpreter imports this very fetchledger: the package root goes first on
+# sys.path (in place of the working folder, which could shadow it).
+_PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])
+_BOOT = ("import sys; sys.path[0] = sys.argv[3]; "
+         "from fetchledger.adapters.children import _interpreter_main; _interpreter_main()")
+
+
+# --- frames ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Codec:
+    """How a frame's body is written and read."""
+
+    name: str
+    dumps: Callable[[Any], bytes]
+    loads: Callable[[bytes], Any]
+
+
+JSON = Codec(
+    "json",
+    lambda value: json.dumps(value, ensure_ascii=False).encode("utf-8", "surrogatepass"),
+    lambda body: json.loads(body.decode("utf-8", "surrogatepass")))
+
+
+def _pickle_dumps(value: Any) -> bytes:
+    import pickle  # only where pickle frames are spoken (the batch processes)
+
+    return pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def _pickle_loads(body: bytes) -> Any:
+    import pickle
+
+    return pickle.loads(body)
+
+
+PICKLE = Codec("pickle", _pickle_dumps, _pickle_loads)
+
+
+def encode_frame(value: Any, codec: Codec) -> bytes:
+    body = codec.dumps(value)
+    return _HEADER.pack(len(body)) + body
+
+
+def write_frame(fd: int, value: Any, codec: Codec) -> None:
+    """Write one frame to a file descriptor, whole (a blocking write)."""
+    data = memoryview(encode_frame(value, codec))
+    while data:
+        data = data[os.write(fd, data):]
+
+
+def read_frame(stream: IO[bytes], codec: Codec) -> Any:
+    """The next frame of a blocking stream; EOFError when it ends (or ends mid-frame)."""
+    head = stream.read(_HEADER.size)
+    if len(head) < _HEADER.size:
+        raise EOFError("the stream ended")
+    (size,) = _HEADER.unpack(head)
+    body = stream.read(size)
+    if len(body) < size:
+        raise EOFError("the stream ended inside a frame")
+    return codec.loads(body)
+
+
+async def read_frame_async(stream: asyncio.StreamReader, codec: Codec) -> Any:
+    """The next frame of an asyncio stream; asyncio.IncompleteReadError when it ends."""
+    (size,) = _HEADER.unpack(await stream.readexactly(_HEADER.size))
+    return codec.loads(await stream.readexactly(size))
+
+
+class FrameDecoder:
+    """Frames out of bytes that arrive in pieces (a child that dies mid-frame leaves
+    the cut frame unread)."""
+
+    def __init__(self, codec: Codec) -> None:
+        self.codec = codec
+        self._buffer = bytearray()
+
+    def feed(self, chunk: bytes) -> list[Any]:
+        self._buffer += chunk
+        frames, offset = [], 0
+        while offset + _HEADER.size <= len(self._buffer):
+            (size,) = _HEADER.unpack_from(self._buffer, offset)
+            end = offset + _HEADER.size + size
+            if end > len(self._buffer):
+                break
+            frames.append(self.codec.loads(bytes(self._buffer[offset + _HEADER.size : end])))
+            offset = end
+        del self._buffer[:offset]
+        return frames
+
+
+# --- the registry of live children ------------------------------------------------------
+
+
+_LIVE: dict[int, Child] = {}
+_LIVE_LOCK = threading.Lock()
+
+
+@dataclass(frozen=True)
+class Child:
+    """A child process this one started; ``group``: it leads its own process group
+    (which :meth:`kill` then kills whole); ``process``: the Popen that started it,
+    when one did (it then does the waiting)."""
+
+    pid: int
+    group: bool = False
+    process: subprocess.Popen[bytes] | None = field(default=None, compare=False)
+
+    @classmethod
+    def of(cls, process: subprocess.Popen[bytes], *, group: bool = False) -> Child:
+        """A child started by ``subprocess.Popen``, tracked until reaped."""
+        return cls(process.pid, group, process).track()
+
+    def track(self) -> Child:
+        """Enter it in the registry of live children (until :meth:`reaped`)."""
+        with _LIVE_LOCK:
+            _LIVE[self.pid] = self
+        return self
+
+    def reaped(self) -> None:
+        """It has been waited for: out of the registry."""
+        with _LIVE_LOCK:
+            _LIVE.pop(self.pid, None)
+
+    def kill(self) -> None:
+        """SIGKILL it (with its whole process group when it leads one)."""
+        if self.group:
+            with contextlib.suppress(ProcessLookupError, PermissionError, AttributeError):
+                os.killpg(self.pid, signal.SIGKILL)
+                return
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(self.pid, signal.SIGKILL)
+
+    def reap(self, grace: float = 1.0) -> int:
+        """Wait for it to exit; one still running after ``grace`` seconds is killed.
+        Returns its exit code, or minus the signal that ended it (as Popen does)."""
+        try:
+            if self.process is not None:
+                try:
+                    return self.process.wait(timeout=grace)
+                except subprocess.TimeoutExpired:
+                    self.kill()
+                    return self.process.wait()
+            pause, deadline = 0.0002, time.monotonic() + grace
+            while time.monotonic() < deadline:
+                done, status = os.waitpid(self.pid, os.WNOHANG)
+                if done:
+                    return os.waitstatus_to_exitcode(status)
+                time.sleep(pause)
+                pause = min(pause * 2, 0.02)
+            self.kill()
+            return os.waitstatus_to_exitcode(os.waitpid(self.pid, 0)[1])
+        finally:
+            self.reaped()
+
+
+def live_children() -> list[Child]:
+    """Every child started and not yet reaped."""
+    with _LIVE_LOCK:
+        return list(_LIVE.values())
+
+
+def kill_children() -> None:
+    """SIGKILL every live child (process groups whole). Safe in a signal handler."""
+    for child in live_children():
+        child.kill()
+
+
+# --- the child side ------------------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=1)
+def _libc() -> Any:
+    """The C library (loaded once in the parent, so a forked child finds it ready)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        import ctypes
+
+        return ctypes.CDLL(None, use_errno=True)
+    except (ImportError, OSError):
+        return None
+
+
+def die_with_parent(parent_pid: int) -> None:
+    """Make this process die when process ``parent_pid`` (its parent) does: kill -9 of
+    the parent leaves no orphan. Also fit for a ``preexec_fn``."""
+    libc = _libc()
+    if libc is not None:
+        with contextlib.suppress(Exception):
+            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if os.getppid() != parent_pid:  # it died before the request took hold
+            os._exit(1)
+    else:
+        threading.Thread(target=_watch, args=(parent_pid,), daemon=True).start()
+
+
+def _watch(pid: int) -> None:
+    while _alive(pid):
+        time.sleep(0.5)
+    os._exit(1)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def claim_stdout() -> IO[bytes]:
+    """Standard output as this child's frame channel (call it before :func:`quiet`)."""
+    return os.fdopen(os.dup(1), "wb")
+
+
+def quiet(*, stderr: bool) -> None:
+    """Silence library logging and fd 1, where a stray print (of Python or C code)
+    would corrupt frames or reach the user's terminal; with ``stderr`` also warnings
+    and fd 2."""
+    logging.disable(logging.CRITICAL)
+    _to_devnull(1)
+    if stderr:
+        warnings.simplefilter("ignore")
+        _to_devnull(2)
+        sys.stderr = open(os.devnull, "w")  # noqa: SIM115  (lives until exit)
+    sys.stdout = sys.stderr
+
+
+def _to_devnull(fd: int) -> None:
+    with contextlib.suppress(OSError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, fd)
+        os.close(devnull)
+
+
+def limit_resources(*, cpu_seconds: int, extra_memory: int) -> None:
+    """Cap this process's CPU seconds and address space (``extra_memory`` bytes over
+    what it uses now), and turn off core dumps."""
+    resource = _RESOURCE
+    if resource is None:  # not POSIX: only the parent's wall-clock deadline applies
+        return
+    _lower(resource, "RLIMIT_CPU", cpu_seconds)
+    _lower(resource, "RLIMIT_CORE", 0)
+    in_use = _address_space_in_use()
+    if in_use is not None:
+        _lower(resource, "RLIMIT_AS", in_use + extra_memory)
+
+
+def _lower(resource: Any, name: str, value: int) -> None:
+    """Lower a soft limit to ``value`` (never above a hard limit already in place)."""
+    with contextlib.suppress(ValueError, OSError, AttributeError):
+        which = getattr(resource, name)
+        _, hard = resource.getrlimit(which)
+        soft = value if hard == resource.RLIM_INFINITY else min(value, hard)
+        resource.setrlimit(which, (soft, hard))
+
+
+def _address_space_in_use() -> int | None:
+    try:
+        with open("/proc/self/statm", "rb") as handle:
+            pages = int(handle.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+    return pages * os.sysconf("SC_PAGE_SIZE")
+
+
+# --- starting children ---------------------------------------------------------------------
+
+
+def fork_is_safe() -> bool:
+    """True where a bare fork() is both available and safe: Linux, one thread (forking a
+    threaded process can deadlock the child)."""
+    return sys.platform.startswith("linux") and threading.active_count() == 1
+
+
+def fork_child(body: Callable[[], int]) -> Child:
+    """Fork; the child dies with this process, takes Ctrl-C's default action, runs
+    ``body`` and exits with the status it returns (70 if it raises). The returned
+    child is tracked until reaped."""
+    _libc()  # loaded in the parent, once: the child must not load libraries
+    parent = os.getpid()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child ends in os._exit, coverage cannot see it
+        status = 70
+        try:
+            signal.signal(signal.SIGINT, signal.SIG_DFL)
+            die_with_parent(parent)
+            status = body()
+        finally:
+            os._exit(status)
+    return Child(pid).track()
+
+
+def interpreter_argv(entry: str, *args: str) -> list[str]:
+    """The command line of a fresh interpreter that dies with this process and runs
+    ``entry`` (``"module:function"``) with ``args`` (strings); the function's return
+    value is the exit status. The entry stands in the command line, so ``ps`` shows
+    what each child is."""
+    return [sys.executable, "-c", _BOOT, entry, str(os.getpid()), _PACKAGE_ROOT, *args]
+
+
+def _interpreter_main() -> None:
+    """The body of :func:`interpreter_argv`'s interpreter."""
+    entry, parent, args = sys.argv[1], sys.argv[2], sys.argv[4:]
+    die_with_parent(int(parent))
+    module, _, function = entry.partition(":")
+    status = getattr(importlib.import_module(module), function)(*args)
+    sys.exit(status if isinstance(status, int) else 0)

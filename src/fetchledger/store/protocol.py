@@ -1,0 +1,244 @@
+"""The storage protocol every ledger backend implements, and the rows it speaks.
+
+A store owns its transactions: each write method is one transaction, all or
+nothing, and ids are assigned inside it (dense 1..N). Only
+:class:`fetchledger.Ledger` calls the write methods. Search is split in two:
+the store finds *candidate* passages with its own index and counts how many
+passages hold each word; one shared scorer
+(:func:`fetchledger.text.passages.rank_candidates`) ranks them, so every
+backend ranks the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any, Protocol
+
+from ..models import Attempt, Source
+from ..text.passages import Passage
+
+__all__ = [
+    "AttemptRow",
+    "Candidates",
+    "PassageHit",
+    "PreparedVersion",
+    "QuoteRow",
+    "RecordedQuote",
+    "Registration",
+    "Store",
+    "StoredVersion",
+    "VersionText",
+    "utc_now",
+]
+
+
+def utc_now() -> str:
+    """The current time as ISO 8601 UTC with seconds: ``2026-11-30T10:59:37Z``."""
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@dataclass(frozen=True)
+class PreparedVersion:
+    """Everything one registration writes, computed before the transaction opens."""
+
+    kind: str
+    locator: str
+    display: str
+    aliases: tuple[str, ...]
+    title: str | None
+    site: str | None
+    author: str | None
+    date: str | None
+    retrieved_at: str
+    text: str
+    text_sha256: str
+    raw_sha256: str
+    raw_compressed: bytes
+    raw_size: int
+    raw_stored: int
+    extractor: str
+    extractor_version: str
+    meta: dict[str, Any]
+    pages: tuple[tuple[int, int, int, str | None], ...]
+    passages: tuple[Passage, ...]
+
+
+@dataclass(frozen=True)
+class QuoteRow:
+    """A quote to record: ``text`` is ``stored_text[start:end]`` of the version."""
+
+    start: int
+    end: int
+    page: int | None
+    page_label: str | None
+    text: str
+
+
+@dataclass(frozen=True)
+class Registration:
+    """One retrieval to register: its version and the quotes handed out with it."""
+
+    version: PreparedVersion
+    quotes: tuple[QuoteRow, ...] = ()
+
+
+@dataclass(frozen=True)
+class AttemptRow:
+    """A failed retrieval to record (it gets no id)."""
+
+    kind: str
+    locator: str
+    status: str
+    message: str
+
+
+@dataclass(frozen=True)
+class RecordedQuote:
+    """A quote the ledger handed out or confirmed: ``text`` is ``stored_text[start:end]``
+    of version ``version`` of source ``source_id``."""
+
+    source_id: int
+    version: int
+    start: int
+    end: int
+    page: int | None
+    page_label: str | None
+    text: str
+    first_at: str
+
+
+@dataclass(frozen=True)
+class StoredVersion:
+    """What a registration produced: the source id, its version, and whether each is new."""
+
+    source_id: int
+    version_id: int
+    version_number: int
+    new_source: bool
+    new_version: bool
+
+
+@dataclass(frozen=True)
+class VersionText:
+    """One version's stored text, with the store's key for it."""
+
+    version_id: int
+    number: int
+    text: str
+
+
+@dataclass(frozen=True)
+class PassageHit:
+    """A candidate passage of a source's latest version, with stored text around it."""
+
+    source_id: int
+    version_id: int
+    version_number: int
+    start: int
+    end: int
+    page: int | None
+    page_label: str | None
+    context: str  # stored text from ``context_start`` (a little before ``start``)
+    context_start: int
+
+    def local(self) -> Passage:
+        """The passage with offsets into ``context``."""
+        return Passage(self.start - self.context_start, self.end - self.context_start,
+                       self.page, self.page_label)
+
+
+@dataclass(frozen=True)
+class Candidates:
+    """What a store's search found: candidate passages (best first by the store's own
+    index: a pre-selection, not the ranking) and the collection statistics the shared
+    scorer needs: how many passages are indexed and how many hold each search word."""
+
+    hits: tuple[PassageHit, ...]
+    passages: int
+    holding: Mapping[str, int]
+
+
+class Store(Protocol):
+    """A ledger backend. Writes are one transaction each; reads see committed data."""
+
+    def close(self) -> None: ...
+
+    # --- writes (only Ledger calls these) ---
+
+    def register(
+        self, registrations: Sequence[Registration], attempts: Sequence[AttemptRow] = ()
+    ) -> list[StoredVersion]:
+        """Register retrievals and record failed attempts in ONE transaction, all of
+        them or none; ids are assigned inside it, in the order given. Each registration
+        finds or creates its source (one identity, one id), adds a version when the
+        content changed, indexes its passages, records its quotes and an ``ok`` attempt."""
+        ...
+
+    def record_quotes(self, source_id: int, version_id: int, quotes: Sequence[QuoteRow]) -> None:
+        """Record quotes handed out by a search or confirmed by ``quote``."""
+        ...
+
+    def reset(self) -> None:
+        """Delete every source, version, quote and attempt: ids start again at 1."""
+        ...
+
+    # --- reads ---
+
+    def source(self, source_id: int, version_number: int | None = None) -> Source | None:
+        """A source as of one version (the latest by default); None if unknown."""
+        ...
+
+    def sources(self) -> list[Source]: ...
+
+    def source_id_for(self, locators: Sequence[str]) -> int | None:
+        """The id of the source any of these locators names, if one does."""
+        ...
+
+    def version(self, source_id: int, number: int | None = None) -> VersionText | None:
+        """One version of a source (the latest by default)."""
+        ...
+
+    def versions(self, source_id: int) -> list[VersionText]:
+        """Every version of a source, newest first."""
+        ...
+
+    def version_details(self, source_id: int) -> list[dict[str, Any]]:
+        """Everything but the text and raw bytes of each version, oldest first."""
+        ...
+
+    def version_pages(
+        self, source_id: int, version_number: int
+    ) -> list[tuple[int, int, int, str | None]]:
+        """``(start, end, number, label)`` of each page of a paged version (else empty)."""
+        ...
+
+    def aliases(self, source_id: int) -> list[str]: ...
+
+    def quote_count(self, source_id: int) -> int: ...
+
+    def raw_bytes(self, source_id: int, version_number: int) -> bytes:
+        """The stored raw bytes of one version (possibly capped; see ``raw_stored``)."""
+        ...
+
+    def passages(self, version_id: int) -> list[Passage]: ...
+
+    def search(self, words: Sequence[str], limit: int, context: int = 40) -> Candidates:
+        """Up to ``limit`` passages of the sources' latest versions holding any of
+        ``words``, and how many passages hold each word."""
+        ...
+
+    def attempts(self, *, failed_only: bool = False) -> list[Attempt]: ...
+
+    def recorded_quotes(self, source_id: int | None = None) -> list[RecordedQuote]:
+        """Every quote handed out or confirmed (of one source), by source, version, start."""
+        ...
+
+    def counts(self) -> dict[str, int]:
+        """Row counts of the main tables (for tests, stats and benchmarks)."""
+        ...
+
+    def integrity_check(self) -> str:
+        """The backend's own consistency check: ``"ok"`` when sound."""
+        ...

@@ -1,0 +1,150 @@
+"""Issue 13, secrets: one name rule everywhere, shell forms, echoed values, linear time.
+
+Each table mixes the issue's examples with variants of the same class: a
+name with no separator or in another case, a value short or encoded, a
+script given to `sh -c`, `bash -lc` or `run --shell`.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sqlite3
+import zlib
+from pathlib import Path
+
+import pytest
+
+from fetchledger import Ledger
+from fetchledger.identity.commands import command_line
+from fetchledger.identity.secrets import (
+    REDACTED,
+    command_secrets,
+    is_secret_name,
+    redact_argv,
+    redact_body,
+    redact_command_text,
+    scrub,
+    shown_url,
+)
+from fetchledger.identity.urls import redact_url
+
+SECRET_NAMES = [
+    "accesstoken", "apitoken", "clientsecret", "secretkey", "ACCESSTOKEN", "AccessToken",
+    "access.token", "Access-Token", "refresh_token", "authkey", "Authentication",
+    "X-Authentication", "sessiontoken", "SESSIONID", "mypwd", "user_passwd", "dbpass",
+    "oauth_signature", "sigv4", "usercredentials", "PRIVATEKEY", "x-goog-api-key",
+    "author_token", "design_key", "keyword_secret", "Authorization", "Proxy-Authorization",
+    "Cookie", "Set-Cookie", "jwt", "passphrase", "X-Amz-Signature",
+]
+PLAIN_NAMES = [
+    "q", "page", "sort", "lang", "id", "keyword", "keywords", "monkey", "author", "authors",
+    "design", "signal", "assign", "signup", "passenger", "compass", "footprint", "tokenizer",
+    "Accept", "Content-Type", "User-Agent", "Keep-Alive", "X-Request-Id",
+]
+
+
+@pytest.mark.parametrize("name", SECRET_NAMES)
+def test_a_name_holding_a_secret_word_is_secret_in_every_place(name: str) -> None:
+    assert is_secret_name(name)
+    assert is_secret_name(f"--{name}") and is_secret_name(name.upper())
+    value = "v4lu3-of-the-secret"
+    assert value not in redact_url(f"https://h.example/p?{name}={value}&q=1")
+    assert value not in shown_url(f"https://h.example/p?{name}={value}")
+    assert redact_argv(["tool", f"--{name}={value}"]) == ["tool", f"--{name}={REDACTED}"]
+    assert redact_argv(["tool", f"--{name}", value]) == ["tool", f"--{name}", REDACTED]
+    assert value not in redact_body(json.dumps({name: value}).encode(), "application/json").decode()
+    assert value not in redact_body(f"{name}={value}".encode(),
+                                    "application/x-www-form-urlencoded").decode()
+
+
+@pytest.mark.parametrize("name", PLAIN_NAMES)
+def test_names_that_only_contain_a_secret_word_stay_plain(name: str) -> None:
+    assert not is_secret_name(name)
+    assert redact_url(f"https://h.example/p?{name}=shown") == \
+        f"https://h.example/p?{name}=shown"
+    assert redact_argv(["tool", f"--{name}=shown"]) == ["tool", f"--{name}=shown"]
+
+
+# --- shell forms ----------------------------------------------------------------------
+
+@pytest.mark.parametrize(("argv", "hidden"), [
+    (["sh", "-c", "TOKEN=abc123 curl https://x.example/"], ["abc123"]),
+    (["bash", "-lc", "export API_KEY=k3y; curl -H \"X-Api-Key: $API_KEY\" x"], ["k3y"]),
+    (["bash", "-c", "curl -H 'Authorization: Bearer s3cr3t' x | jq ."], ["s3cr3t"]),
+    (["/bin/sh", "-ec", "echo --api-key=Q1; echo Q1"], ["Q1"]),
+    (["env", "LANG=C", "sh", "-c", "psql --password=pw9 db"], ["pw9"]),
+    (["sh", "-c", "sh -c 'accesstoken=deep1 run'"], ["deep1"]),
+    (["dash", "-c", "--", "SECRETKEY=zz9 make"], ["zz9"]),
+])
+def test_sh_dash_c_scripts_are_redacted_inside_their_words(argv: list[str],
+                                                           hidden: list[str]) -> None:
+    shown = redact_argv(argv)
+    for value in hidden:
+        assert all(value not in word for word in shown), shown
+        assert value in command_secrets(argv)
+    assert shown[0] == argv[0] and REDACTED in shown[-1]
+
+
+def test_run_shell_scripts_are_redacted_and_keep_their_operators() -> None:
+    assert redact_command_text("echo --api-key=X; echo X") == \
+        "echo --api-key=REDACTED; echo REDACTED"
+    assert redact_command_text("a --token=t1 && b t1 | c # t1 in a comment") == \
+        "a --token=REDACTED && b REDACTED | c # REDACTED in a comment"
+    assert redact_command_text("ls -la | wc -l") == "ls -la | wc -l"
+    assert command_line(["echo", "--api-key=X;", "echo", "X"], shell=True) == \
+        "echo --api-key=REDACTED; echo REDACTED"
+    assert command_secrets(["echo --api-key=X; echo X"], shell=True) == ["X"]
+
+
+def test_scripts_are_run_and_stored_without_their_secrets(tmp_path: Path,
+                                                          ledger_path: Path) -> None:
+    with Ledger(ledger_path) as ledger:
+        got = ledger.run(["echo --api-key=Zq; echo Zq; echo Zqx"], shell=True, cwd=tmp_path)
+        text = ledger.text(got.source.id)
+    assert text.split("\n") == ["--api-key=REDACTED", "REDACTED", "Zqx"]
+    assert got.source.locator == f"sh -c 'echo --api-key=REDACTED; echo REDACTED; echo Zqx' " \
+        f"(in {tmp_path.resolve()})"
+    _assert_absent(ledger_path, [b"Zq\n", b"=Zq;", b"Zq;"])
+
+
+def _assert_absent(ledger_path: Path, needles: list[bytes]) -> None:
+    db = sqlite3.connect(ledger_path)
+    try:
+        for table, column in (("source", "locator"), ("source", "display"),
+                              ("attempt", "locator"), ("version", "meta"),
+                              ("version", "text"), ("alias", "locator")):
+            for (value,) in db.execute(f"SELECT {column} FROM {table}"):
+                for needle in needles:
+                    assert needle not in str(value).encode().replace(b"\\n", b"\n"), \
+                        (table, column, value)
+        for (raw,) in db.execute("SELECT raw FROM version"):
+            for needle in needles:
+                assert needle not in zlib.decompress(raw)
+    finally:
+        db.close()
+
+
+# --- scrubbing echoed values -------------------------------------------------------------
+
+def test_short_values_are_scrubbed_where_they_stand_alone() -> None:
+    assert scrub("pw=ab1 and ab1x and xab1 (ab1)", ["ab1"]) == \
+        "pw=REDACTED and ab1x and xab1 (REDACTED)"
+    assert scrub("a long-secret-value inside:xxlong-secret-valuexx", ["long-secret-value"]) == \
+        "a REDACTED inside:xxREDACTEDxx"
+    assert scrub("p%40ss and p@ss", ["p@ss"]) == "REDACTED and REDACTED"
+    assert scrub("1 in 3, true", ["1", "true"]) == "1 in 3, true"  # values that hide nothing
+
+
+# --- linear time ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("argument", [
+    "a" * 100_000, "a" * 50_000 + "://" + "b" * 50_000, "x=" * 50_000, "-H" + "a" * 100_000,
+    "--token=" + "t" * 100_000, "'" * 100_000, "\\" * 100_000, "a:" * 50_000,
+])
+def test_giant_arguments_are_redacted_whole(argument: str) -> None:
+    # the timing (100k characters in at most 50 ms) is measured by make hardening
+    shown = redact_argv(["echo", argument])
+    assert len(shown) == 2
+    script = redact_command_text("echo " + shlex.quote(argument))
+    assert script.startswith("echo ")

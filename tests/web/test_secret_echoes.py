@@ -1,0 +1,78 @@
+"""Issue 13, echoed credentials: a page that echoes the request stores none of its
+secrets, in any form the request sent them (plain, percent-encoded, the Basic
+base64 of user-info), short values included."""
+
+from __future__ import annotations
+
+import base64
+import sqlite3
+import zlib
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import quote
+
+import pytest
+
+from fetchledger import Ledger
+
+from .webserver import LoopbackServer
+
+
+@pytest.fixture
+def led(ledger_path: Path) -> Iterator[Ledger]:
+    with Ledger(ledger_path, allow_private=True) as opened:
+        yield opened
+
+
+def _stored(ledger_path: Path) -> bytes:
+    """Every byte the ledger holds a source by: text, raw, metadata, titles, locators."""
+    db = sqlite3.connect(ledger_path)
+    try:
+        parts = [str(row).encode() for row in db.execute(
+            "SELECT s.locator, s.display, s.title, v.text, v.meta FROM source s "
+            "JOIN version v ON v.source_id = s.id")]
+        parts += [zlib.decompress(raw) for (raw,) in db.execute("SELECT raw FROM version")]
+        parts += [str(row).encode() for row in db.execute("SELECT * FROM attempt")]
+        parts += [str(row).encode() for row in db.execute("SELECT * FROM alias")]
+    finally:
+        db.close()
+    return b"\n".join(parts)
+
+
+@pytest.mark.parametrize(("user", "password"), [
+    ("alice", "pw1"), ("bob", "p@ss w0rd!"), ("carol", "longer-password-value"),
+])
+def test_user_info_is_scrubbed_in_every_form_it_was_sent(
+        web: LoopbackServer, led: Ledger, ledger_path: Path, user: str, password: str) -> None:
+    url = web.url("/echo?q=bees").replace("://", f"://{quote(user)}:{quote(password, safe='')}@")
+    got = led.fetch(url)
+    sent = web.hits[-1].headers["Authorization"]
+    basic = base64.b64encode(f"{user}:{password}".encode()).decode()
+    assert sent == f"Basic {basic}"  # it was sent
+    stored = _stored(ledger_path)
+    for form in (basic, password, quote(password, safe=""), f"{user}:{password}"):
+        assert form.encode() not in stored.replace(b"REDACTED", b"")
+    assert b"REDACTED" in stored and got.warnings
+
+
+@pytest.mark.parametrize("name", ["accesstoken", "apiToken", "sig", "Session_Id", "pwd"])
+def test_secret_query_values_are_scrubbed_short_or_long(
+        web: LoopbackServer, led: Ledger, ledger_path: Path, name: str) -> None:
+    for value in ("s3c", "a-much-longer-s3cret"):
+        led.fetch(web.url(f"/echo?q=bees&{name}={value}"))
+    stored = _stored(ledger_path)
+    assert b"s3c\"" not in stored and b"=s3c" not in stored
+    assert b"a-much-longer-s3cret" not in stored
+
+
+def test_header_and_body_secrets_are_scrubbed_when_echoed(
+        web: LoopbackServer, led: Ledger, ledger_path: Path) -> None:
+    basic = base64.b64encode(b"dave:hunter").decode()
+    led.http_request("POST", web.url("/echo"), headers={
+        "Authentication": "tok-9z", "X-Session-Token": "ses5", "Cookie": "sessionid=c00k",
+        "Authorization": f"Basic {basic}", "Content-Type": "application/json"},
+        body='{"clientSecret": "cs-77", "q": "bees"}')
+    stored = _stored(ledger_path).replace(b"REDACTED", b"")
+    for value in (b"tok-9z", b"ses5", b"c00k", basic.encode(), b"hunter", b"cs-77"):
+        assert value not in stored, value
+    assert b"bees" in stored  # the rest of the echo is kept
