@@ -220,8 +220,9 @@ def render_cost(pages: list[tuple[str, Path]], repeat: int, folder: Path) -> Non
           f"rendered (`always`), median of {repeat}\n")
     print(table(["page", "plain s", "rendered s", "plain peak MiB", "rendered peak MiB",
                  "plain chars", "rendered chars"], rows))
-    print("\n(peak = summed PSS of every process of the call, sampled every 20 ms; the "
-          "plain path's time includes the interpreter's start and imports)")
+    print("\n(time: from opening the ledger to the registered result, inside the process, "
+          "first-use imports included; peak: the summed PSS of every process of the call, "
+          "sampled every 20 ms)")
 
 
 def main() -> int:
