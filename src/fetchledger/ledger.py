@@ -32,10 +32,10 @@ from .errors import (
     RetrievalFailed,
     UnknownSource,
 )
-from .models import Attempt, Failure, Outcome, Retrieval, Snippet, Source, SourceDetails
+from .models import Attempt, Failure, Outcome, Quote, Retrieval, Snippet, Source, SourceDetails
 from .store import open_store
 from .store.prepare import Failed, Prepared, prepare
-from .store.protocol import QuoteRow, RecordedQuote, Store, StoredVersion
+from .store.protocol import QuoteRow, Store, StoredVersion
 from .text.passages import (
     QuoteSpan,
     cut_quote,
@@ -153,8 +153,8 @@ class Ledger:
 
     @staticmethod
     def _snippet(source_id: int, version: int, text: str, span: QuoteSpan) -> Snippet:
-        return Snippet(source_id, version, text[span.start : span.end], span.start, span.end,
-                       span.page, span.label, span.line)
+        return Snippet(source_id, version, span.start, span.end, span.page, span.label,
+                       text[span.start : span.end], line=span.line)
 
     # --- adapters -----------------------------------------------------------------
 
@@ -405,7 +405,7 @@ class Ledger:
         return tuple(Page(start, end, number, label) for start, end, number, label
                      in self._store.version_pages(source_id, version or source.version))
 
-    def recorded_quotes(self, source_id: int | None = None) -> list[RecordedQuote]:
+    def recorded_quotes(self, source_id: int | None = None) -> list[Quote]:
         """Every quote handed out or confirmed, with its version and page (of one
         source, or of the whole ledger). Reading them records nothing."""
         if source_id is not None:
@@ -472,8 +472,8 @@ class Ledger:
         assert source is not None
         self._store.record_quotes(source_id, version_id, [
             QuoteRow(q.start, q.end, q.page, q.label, text) for q, text in found])
-        snippets = tuple(Snippet(source_id, number, text, q.start, q.end, q.page, q.label, q.line)
-                         for q, text in found)
+        snippets = tuple(Snippet(source_id, number, q.start, q.end, q.page, q.label, text,
+                                 line=q.line) for q, text in found)
         return Retrieval(source, snippets)
 
     def quote(self, source_id: int, text: str) -> Retrieval:

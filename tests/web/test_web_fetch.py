@@ -377,3 +377,21 @@ def test_a_stray_latin1_byte_in_a_utf8_page_spoils_only_itself(web: LoopbackServ
     text = led.text(led.fetch(web.url("/mutable")).source.id)
     assert "Grüße aus München: die Brücke über die Isar wurde 1857 eröffnet" in text
     assert "Caf\ufffd" in text
+
+
+@pytest.mark.parametrize(("path", "name"), [("/pages/article", "article.html"),
+                                            ("/pages/readme", "readme.md"),
+                                            ("/pages/notes", "notes.txt")])
+def test_a_page_is_the_same_document_fetched_or_read_from_a_file(
+        web: LoopbackServer, led: Ledger, tmp_path: Path, path: str, name: str) -> None:
+    """One builder makes HTML and text documents, whichever way the bytes came."""
+    from .webserver import site_page
+
+    local = tmp_path / name
+    local.write_text(site_page(name), encoding="utf-8")
+    fetched, read = led.fetch(web.url(path)), led.read(local)
+    assert led.text(fetched.source.id) == led.text(read.source.id)
+    assert fetched.source.title == read.source.title or name.endswith(".txt")
+    facts = [led.details(r.source.id).versions[0] for r in (fetched, read)]
+    assert facts[0]["extractor"] == facts[1]["extractor"]
+    assert facts[0]["meta"].get("language") == facts[1]["meta"].get("language")

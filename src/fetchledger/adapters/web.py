@@ -26,25 +26,23 @@ from __future__ import annotations
 
 import json
 import posixpath
-import re
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import unquote, urlsplit
 
 import httpx
 
-from .._version import __version__
 from ..config import Limits
 from ..document import Document
 from ..errors import CorruptContent, EmptyContent, InvalidArgument, InvalidURL, UnsupportedType
 from ..identity import Identity
 from ..identity.secrets import request_secrets, scrub_secrets
-from ..identity.urls import normalize_url, redact_url
+from ..identity.urls import normalize_url
 from ..net.client import HTTPClient, HTTPRequest, HTTPResponse
 from ..net.robots import RobotsCache
-from ..text.normalize import clean_lines, decode_bytes, join_wrapped_lines, looks_binary, one_line
+from ..text.normalize import decode_bytes, looks_binary, one_line
 from .browser import (
     Browser,
     RenderedPage,
@@ -53,7 +51,8 @@ from .browser import (
     unavailable_reason,
     wants_render,
 )
-from .extract import decode_html, extract_html, extractor_version
+from .documents import TextForm, html_document, looks_like_html, text_document
+from .extract import decode_html
 from .protocol import WebInput
 
 __all__ = [
@@ -74,10 +73,8 @@ GENERIC_TYPES = frozenset({"", "application/octet-stream", "binary/octet-stream"
                            "application/force-download", "application/unknown"})
 _SINGLE_BYTE = frozenset({"iso-8859-1", "latin-1", "latin1", "l1", "us-ascii", "ascii",
                           "windows-1252", "cp1252", "iso8859-1"})
-_HTML_START = re.compile(rb"^\s*(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html|head|body)\b",
-                         re.IGNORECASE | re.DOTALL)
-_MARKDOWN_HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*#*\s*$", re.MULTILINE)
 READABLE = "HTML, PDF, JSON, plain text, Markdown or CSV"
+ContentKind = Literal["pdf", "html"] | TextForm
 
 
 def web_identity(url: str | httpx.URL) -> Identity:
@@ -244,7 +241,6 @@ def document_from_response(response: HTTPResponse, identity: Identity, *, limits
     """Route a final response by content type and extract its text; the document
     carries ``identity`` and, for a web page, the URLs of its redirect chain as aliases."""
     body = response.content
-    shown = response.display_url
     if not body.strip():
         raise EmptyContent(f"the response is empty (HTTP {response.status}"
                            f"{', ' + response.content_type if response.content_type else ''})",
@@ -258,7 +254,8 @@ def document_from_response(response: HTTPResponse, identity: Identity, *, limits
         document = read_pdf(body, locator=identity.display, meta=meta, limits=limits,
                             name=name, kind=identity.kind)
     elif kind == "html":
-        document = _html_document(body, response, shown, identity, meta)
+        document = html_document(body, identity, meta, url=response.display_url,
+                                 charset=choose_charset(body, response.charset))
     else:
         document = _text_document(kind, body, response, identity, meta)
     document = replace(document, kind=identity.kind, locator=identity.locator,
@@ -282,7 +279,7 @@ def _normalized(url: str) -> str | None:
         return None
 
 
-def _content_kind(content_type: str, body: bytes, locator: str) -> str:
+def _content_kind(content_type: str, body: bytes, locator: str) -> ContentKind:
     if content_type in HTML_TYPES:
         return "html"
     if content_type in PDF_TYPES:
@@ -301,11 +298,11 @@ def _content_kind(content_type: str, body: bytes, locator: str) -> str:
                           f"({READABLE})", locator=locator)
 
 
-def _sniff(body: bytes, content_type: str, locator: str) -> str:
+def _sniff(body: bytes, content_type: str, locator: str) -> ContentKind:
     head = body[:2048]
     if head.lstrip().startswith(b"%PDF-"):
         return "pdf"
-    if _HTML_START.match(head):
+    if looks_like_html(head):
         return "html"
     if not looks_binary(body):
         stripped = body.strip()
@@ -332,37 +329,7 @@ def choose_charset(raw: bytes, declared: str | None) -> str | None:
     return declared
 
 
-def _html_document(body: bytes, response: HTTPResponse, shown: str, identity: Identity,
-                   meta: dict[str, Any]) -> Document:
-    html = decode_html(body, choose_charset(body, response.charset), locator=identity.display)
-    extracted = extract_html(html, shown, locator=identity.display)
-    if not extracted.text:
-        needs_script = "<script" in html.lower()
-        raise EmptyContent(
-            "the page has no readable text" + (" (it may be built by JavaScript; rendering "
-                                               "was not asked for)" if needs_script
-                                               else ""), locator=identity.display)
-    if extracted.canonical:
-        canonical = _absolute(extracted.canonical, response.url)
-        if canonical:
-            meta["canonical_url"] = canonical
-    if extracted.language:
-        meta["language"] = extracted.language
-    return Document(
-        kind=identity.kind, locator=identity.locator, display=identity.display,
-        text=extracted.text, raw=body, title=extracted.title, site=extracted.site,
-        author=extracted.author, date=extracted.date, extractor=extracted.extractor,
-        extractor_version=extractor_version(), meta=meta)
-
-
-def _absolute(href: str, base: str) -> str | None:
-    try:
-        return redact_url(httpx.URL(base).join(href.strip()))
-    except (InvalidURL, httpx.InvalidURL, ValueError, UnicodeError):
-        return None
-
-
-def _text_document(kind: str, body: bytes, response: HTTPResponse, identity: Identity,
+def _text_document(kind: TextForm, body: bytes, response: HTTPResponse, identity: Identity,
                    meta: dict[str, Any]) -> Document:
     try:
         decoded = decode_bytes(body, choose_charset(body, response.charset),
@@ -370,28 +337,8 @@ def _text_document(kind: str, body: bytes, response: HTTPResponse, identity: Ide
     except UnsupportedType as exc:
         raise UnsupportedType(f"{exc.message} ({response.content_type or 'no content type'})",
                               locator=identity.display) from exc
-    title = None
-    if kind == "json":
-        try:
-            data = json.loads(decoded)
-        except ValueError as exc:
-            raise CorruptContent(f"the body is not valid JSON: {exc}",
-                                 locator=identity.display) from exc
-        text = clean_lines(json.dumps(data, indent=2, ensure_ascii=False))
-    elif kind == "markdown":
-        text = join_wrapped_lines(decoded)
-        heading = _MARKDOWN_HEADING.search(text)
-        title = one_line(heading.group(1)) if heading else None
-    elif kind == "csv":
-        text = clean_lines(decoded)
-    else:
-        text = join_wrapped_lines(decoded, markdown=False)
-    if not text:
-        raise EmptyContent("the body holds only whitespace", locator=identity.display)
-    return Document(
-        kind=identity.kind, locator=identity.locator, display=identity.display, text=text,
-        raw=body, title=title or _file_name(response.display_url), extractor=kind,
-        extractor_version=__version__, meta=meta)
+    return text_document(decoded, kind, body, identity, meta,
+                         title=_file_name(response.display_url))
 
 
 def _file_name(url: str) -> str | None:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Protocol
 
-from ..models import Attempt, Source
+from ..models import Attempt, Quote, Source
 from ..text.passages import Passage
 
 __all__ = [
@@ -25,7 +25,6 @@ __all__ = [
     "PassageHit",
     "PreparedVersion",
     "QuoteRow",
-    "RecordedQuote",
     "Registration",
     "Store",
     "StoredVersion",
@@ -92,21 +91,6 @@ class AttemptRow:
     locator: str
     status: str
     message: str
-
-
-@dataclass(frozen=True)
-class RecordedQuote:
-    """A quote the ledger handed out or confirmed: ``text`` is ``stored_text[start:end]``
-    of version ``version`` of source ``source_id``."""
-
-    source_id: int
-    version: int
-    start: int
-    end: int
-    page: int | None
-    page_label: str | None
-    text: str
-    first_at: str
 
 
 @dataclass(frozen=True)
@@ -231,7 +215,7 @@ class Store(Protocol):
 
     def attempts(self, *, failed_only: bool = False) -> list[Attempt]: ...
 
-    def recorded_quotes(self, source_id: int | None = None) -> list[RecordedQuote]:
+    def recorded_quotes(self, source_id: int | None = None) -> list[Quote]:
         """Every quote handed out or confirmed (of one source), by source, version, start."""
         ...
 

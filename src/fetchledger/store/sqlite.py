@@ -24,7 +24,7 @@ from ..errors import (
     LedgerReadOnly,
     LedgerTooNew,
 )
-from ..models import Attempt, Source
+from ..models import Attempt, Quote, Source
 from ..text.passages import Passage
 from .migrations import MIGRATIONS
 from .protocol import (
@@ -33,7 +33,6 @@ from .protocol import (
     PassageHit,
     PreparedVersion,
     QuoteRow,
-    RecordedQuote,
     Registration,
     StoredVersion,
     VersionText,
@@ -455,7 +454,7 @@ class SQLiteStore:
             rows = self.db.execute(sql + " ORDER BY id").fetchall()
         return [Attempt(*row) for row in rows]
 
-    def recorded_quotes(self, source_id: int | None = None) -> list[RecordedQuote]:
+    def recorded_quotes(self, source_id: int | None = None) -> list[Quote]:
         """Every quote handed out or confirmed (of one source), by source, version, start."""
         sql = ("SELECT q.source_id, v.number, q.start, q.end, q.page, q.page_label, q.text, "
                "q.first_at FROM quote q JOIN version v ON v.id = q.version_id")
@@ -466,7 +465,7 @@ class SQLiteStore:
         with self._errors():
             rows = self.db.execute(
                 sql + " ORDER BY q.source_id, v.number, q.start, q.end", params).fetchall()
-        return [RecordedQuote(*row) for row in rows]
+        return [Quote(*row) for row in rows]
 
     def version_pages(
         self, source_id: int, version_number: int
