@@ -48,6 +48,7 @@ from fetchledger.errors import RetrievalFailed
 from fetchledger.net.client import HTTPResponse
 
 SITE = ROOT / "tests" / "web" / "site"
+_KEY = bytes(32)  # the identity key of a ledger (any will do here)
 
 
 def corpus_pages() -> list[tuple[str, Path]]:
@@ -66,8 +67,8 @@ def _response(url: str, body: bytes) -> HTTPResponse:
 def _read(url: str, body: bytes, render: str) -> tuple[str, float]:
     started = time.perf_counter()
     try:
-        read = read_response(_response(url, body), web_identity(url), limits=Limits(),
-                             render=render)  # type: ignore[arg-type]
+        read = read_response(_response(url, body), web_identity(url, _KEY), limits=Limits(),
+                             key=_KEY, render=render)  # type: ignore[arg-type]
         outcome = "render" if isinstance(read, Shell) else "plain"
     except RetrievalFailed as error:
         outcome = error.status

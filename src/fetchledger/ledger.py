@@ -81,8 +81,15 @@ class Ledger:
         self.allow_private = allow_private_from_env() if allow_private is None else allow_private
         self.allow_hosts = tuple(allow_hosts)
         self._store: Store = open_store(self.path, busy_timeout=self.limits.ledger_busy_timeout)
+        self._key = self._store.identity_key()
         self._adapters: dict[type[Any], Adapter[Any, Any]] = {}  # made on first use
         self._http_client: HTTPClient | None = None  # made on first use (imports httpx)
+
+    @property
+    def identity_key(self) -> bytes:
+        """The ledger's random identity key: redacted query and argv values enter source
+        identities as HMACs under it (for clients such as batch that compute identities)."""
+        return self._key
 
     def close(self) -> None:
         if self._http_client is not None:
@@ -530,19 +537,19 @@ def _check_k(k: int) -> None:
 def _web_adapter(ledger: Ledger) -> Adapter[WebInput, Any]:
     from .adapters.web import WebAdapter  # imports httpx: only once the web is used
 
-    return WebAdapter(ledger._client())
+    return WebAdapter(ledger._client(), ledger.identity_key)
 
 
 def _http_adapter(ledger: Ledger) -> Adapter[HttpInput, Any]:
     from .adapters.http import HttpAdapter
 
-    return HttpAdapter(ledger._client())
+    return HttpAdapter(ledger._client(), ledger.identity_key)
 
 
 ADAPTERS: dict[type[Any], Callable[[Ledger], Adapter[Any, Any]]] = {
     FileInput: lambda ledger: FileAdapter(ledger.limits),
-    CommandInput: lambda ledger: CommandAdapter(ledger.limits),
-    PipedInput: lambda ledger: PipedAdapter(ledger.limits),
+    CommandInput: lambda ledger: CommandAdapter(ledger.identity_key, ledger.limits),
+    PipedInput: lambda ledger: PipedAdapter(ledger.identity_key, ledger.limits),
     WebInput: _web_adapter,
     HttpInput: _http_adapter,
 }

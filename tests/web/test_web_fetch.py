@@ -347,7 +347,9 @@ def test_the_async_path_makes_the_same_document(web: LoopbackServer) -> None:
     async def fetched(client: AsyncHTTPClient, cache: RobotsCache, url: str) -> Document:
         await cache.check_async(url, client)
         response = await client.send(HTTPRequest(url))
-        return document_from_response(response, web_identity(url), limits=client.limits)
+        key = b"k" * 32
+        return document_from_response(response, web_identity(url, key), limits=client.limits,
+                                      key=key)
 
     async def scenario() -> None:
         async with AsyncHTTPClient(allow_private=True) as client:

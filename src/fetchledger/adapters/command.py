@@ -82,12 +82,13 @@ class CommandAdapter:
     """Runs a command (:class:`~.protocol.CommandInput`) into a Document of kind
     ``command``. Identity: argv (secrets redacted) and working directory."""
 
-    def __init__(self, limits: Limits | None = None) -> None:
+    def __init__(self, key: bytes, limits: Limits | None = None) -> None:
+        self.key = key  # the ledger's: identities hold keyed marks of redacted values
         self.limits = limits or Limits()
 
     def identify(self, given: CommandInput) -> CommandLocator:
         """The command's identity; BadInput for an empty command or a bad cwd."""
-        return command_locator(given.argv, given.cwd, shell=given.shell)
+        return command_locator(given.argv, given.cwd, shell=given.shell, key=self.key)
 
     def load(self, given: CommandInput, where: CommandLocator) -> Document:
         limit = self.limits.command_timeout if given.timeout is None else given.timeout
@@ -104,15 +105,15 @@ class CommandAdapter:
         said = f'; stderr: "{errors}"' if errors else ""
         if ran.exit_code in (126, 127) and not ran.output.strip():
             raise CommandFailed(f"the command could not be run ({status}){said}",
-                                locator=where.locator)
+                                locator=where.display)
         if given.require_success and ran.exit_code != 0:
             raise CommandFailed(f"the command {status} (success was required){said}",
-                                locator=where.locator)
+                                locator=where.display)
         if not ran.output.strip():
             hint = None if given.stderr else "--stderr registers what it wrote to stderr"
             raise EmptyContent(f"the command printed nothing ({status}){said}",
-                               locator=where.locator, hint=hint)
-        text, warnings = _text_or_fail(ran.output, where.locator)
+                               locator=where.display, hint=hint)
+        text, warnings = _text_or_fail(ran.output, where.display)
         if ran.exit_code != 0:
             warnings.insert(0, f"the command {status}{said}")
         if ran.lingered:
@@ -125,7 +126,7 @@ class CommandAdapter:
         if ran.exit_code < 0:
             meta["signal"] = _signal_name(-ran.exit_code)
         return Document(
-            kind="command", locator=where.locator, display=where.locator, text=text,
+            kind="command", locator=where.locator, display=where.display, text=text,
             raw=ran.output, extractor="command", extractor_version=__version__, meta=meta,
             warnings=tuple(warnings),
         )
@@ -136,11 +137,12 @@ class PipedAdapter:
     LABEL``), as a Document of kind ``command``. Identity: the label and the working
     directory."""
 
-    def __init__(self, limits: Limits | None = None) -> None:
+    def __init__(self, key: bytes, limits: Limits | None = None) -> None:
+        self.key = key  # the ledger's: identities hold keyed marks of redacted values
         self.limits = limits or Limits()
 
     def identify(self, given: PipedInput) -> CommandLocator:
-        return piped_locator(given.label, given.cwd)
+        return piped_locator(given.label, given.cwd, key=self.key)
 
     def load(self, given: PipedInput, where: CommandLocator) -> Document:
         data = given.data
@@ -151,12 +153,12 @@ class PipedAdapter:
         raw = data if isinstance(data, bytes) else data.read(cap + 1)
         if len(raw) > cap:
             raise TooLarge(f"the piped text is over the cap of {cap:,} bytes",
-                           locator=where.locator)
+                           locator=where.display)
         if not raw.strip():
-            raise EmptyContent("nothing was piped in", locator=where.locator)
-        text, warnings = _text_or_fail(raw, where.locator)
+            raise EmptyContent("nothing was piped in", locator=where.display)
+        text, warnings = _text_or_fail(raw, where.display)
         return Document(
-            kind="command", locator=where.locator, display=where.locator, text=text, raw=raw,
+            kind="command", locator=where.locator, display=where.display, text=text, raw=raw,
             extractor="stdin", extractor_version=__version__,
             meta={"label": where.command_line, "cwd": where.cwd, "command_line":
                   where.command_line, "piped": True, "output_bytes": len(raw)},

@@ -39,7 +39,7 @@ from ..document import Document
 from ..errors import CorruptContent, EmptyContent, InvalidArgument, InvalidURL, UnsupportedType
 from ..identity import Identity
 from ..identity.secrets import request_secrets, scrub_secrets
-from ..identity.urls import normalize_url
+from ..identity.urls import normalize_url, parse_http_url, url_identity
 from ..net.client import HTTPClient, HTTPRequest, HTTPResponse
 from ..net.robots import RobotsCache
 from ..text.normalize import decode_bytes, looks_binary, one_line
@@ -77,18 +77,21 @@ READABLE = "HTML, PDF, JSON, plain text, Markdown or CSV"
 ContentKind = Literal["pdf", "html"] | TextForm
 
 
-def web_identity(url: str | httpx.URL) -> Identity:
-    """A web page's identity: its normalized URL (secrets redacted). InvalidURL if none."""
-    locator = normalize_url(url)
-    return Identity("web", locator, locator)
+def web_identity(url: str | httpx.URL, key: bytes) -> Identity:
+    """A web page's identity: its normalized URL, secret query values as their keyed
+    marks under ``key`` (displayed ``REDACTED``). InvalidURL if it is none."""
+    parsed = parse_http_url(url) if isinstance(url, str) else url  # parsed once for both
+    return Identity("web", url_identity(parsed, key), normalize_url(parsed))
 
 
 class WebAdapter:
     """``fetch URL`` (:class:`~.protocol.WebInput`): one HTTP client, one robots.txt
-    cache, a browser once a page needs one. Identity: the normalized URL."""
+    cache, a browser once a page needs one. Identity: the normalized URL, redacted
+    values keyed under ``key`` (the ledger's)."""
 
-    def __init__(self, client: HTTPClient, limits: Limits | None = None) -> None:
+    def __init__(self, client: HTTPClient, key: bytes, limits: Limits | None = None) -> None:
         self.client = client
+        self.key = key
         self.limits = limits or client.limits
         self.robots = RobotsCache()
         self._browser: Browser | None = None
@@ -99,7 +102,7 @@ class WebAdapter:
         browser."""
         if not isinstance(given.url, str):
             raise InvalidURL(f"not a URL: {given.url!r}")
-        identity = web_identity(given.url)
+        identity = web_identity(given.url, self.key)
         if check_render_mode(given.render) == "always":
             reason = unavailable_reason()
             if reason is not None:
@@ -114,8 +117,8 @@ class WebAdapter:
             self.robots.check(given.url, self.client)
         response = self.client.send(HTTPRequest(given.url))
         secrets = request_secrets(given.url)
-        read = read_response(response, identity, limits=self.limits, secrets=secrets,
-                             render=check_render_mode(given.render))
+        read = read_response(response, identity, limits=self.limits, key=self.key,
+                             secrets=secrets, render=check_render_mode(given.render))
         if not isinstance(read, Shell):
             return read
         reason = unavailable_reason()
@@ -124,7 +127,7 @@ class WebAdapter:
         if self._browser is None:
             self._browser = Browser(self.client.policy, self.client.resolver, self.limits)
         return rendered_document(self._browser.render(response), identity,
-                                 limits=self.limits, secrets=secrets)
+                                 limits=self.limits, key=self.key, secrets=secrets)
 
 
 # --- rendering --------------------------------------------------------------------------
@@ -140,13 +143,14 @@ class Shell:
     response: HTTPResponse
 
 
-def read_response(response: HTTPResponse, identity: Identity, *, limits: Limits,
+def read_response(response: HTTPResponse, identity: Identity, *, limits: Limits, key: bytes,
                   secrets: Sequence[str] = (), render: RenderMode = "never") -> Document | Shell:
-    """The document of a response, or a :class:`Shell` when ``render`` asks for the
-    page to be rendered (``auto``: an empty shell; ``always``: any HTML page)."""
+    """The document of a response (:func:`document_from_response`), or a
+    :class:`Shell` when ``render`` asks for the page to be rendered (``auto``: an
+    empty shell; ``always``: any HTML page)."""
     try:
         plain: Document | EmptyContent = document_from_response(
-            response, identity, limits=limits, secrets=secrets)
+            response, identity, limits=limits, key=key, secrets=secrets)
     except EmptyContent as empty:
         plain = empty
     text = plain.text if isinstance(plain, Document) else ""
@@ -190,13 +194,13 @@ _NO_BROWSER_REMEDY = ("install Chromium (apt-get install chromium) and Playwrigh
 _REMEDY_GIVEN = threading.Event()
 
 
-def rendered_document(page: RenderedPage, identity: Identity, *, limits: Limits,
+def rendered_document(page: RenderedPage, identity: Identity, *, limits: Limits, key: bytes,
                       secrets: Sequence[str] = ()) -> Document:
     """The document of a page Chromium rendered: the DOM as its raw bytes, the browser
     as its extractor, what the render met in its metadata, and a warning naming the
     requests the address policy refused."""
     try:
-        document = document_from_response(page.response, identity, limits=limits,
+        document = document_from_response(page.response, identity, limits=limits, key=key,
                                           secrets=secrets)
     except EmptyContent as empty:
         raise EmptyContent("the page has no readable text, even with its JavaScript run in "
@@ -237,9 +241,10 @@ def response_meta(response: HTTPResponse) -> dict[str, Any]:
 
 
 def document_from_response(response: HTTPResponse, identity: Identity, *, limits: Limits,
-                           secrets: Sequence[str] = ()) -> Document:
+                           key: bytes, secrets: Sequence[str] = ()) -> Document:
     """Route a final response by content type and extract its text; the document
-    carries ``identity`` and, for a web page, the URLs of its redirect chain as aliases."""
+    carries ``identity`` and, for a web page, the URLs of its redirect chain as aliases
+    (identities under ``key``, the one ``identity`` was made with)."""
     body = response.content
     if not body.strip():
         raise EmptyContent(f"the response is empty (HTTP {response.status}"
@@ -259,22 +264,23 @@ def document_from_response(response: HTTPResponse, identity: Identity, *, limits
     else:
         document = _text_document(kind, body, response, identity, meta)
     document = replace(document, kind=identity.kind, locator=identity.locator,
-                       display=identity.display, aliases=_aliases(response, identity))
+                       display=identity.display, aliases=_aliases(response, identity, key))
     return scrub_secrets(document, secrets)
 
 
-def _aliases(response: HTTPResponse, identity: Identity) -> tuple[str, ...]:
-    """The normalized URLs of a GET's redirect chain and its final URL: names of the same
-    page (a POST's final URL is not). Without redirects the final URL is the identity."""
-    if identity.kind != "web" or not response.redirects:
+def _aliases(response: HTTPResponse, identity: Identity, key: bytes) -> tuple[str, ...]:
+    """The identities of a GET's redirect chain and its final URL: names of the same page
+    (a POST's final URL is not). Without redirects the final URL is the identity. The
+    hops as requested, secrets included, so that their keyed marks are right."""
+    if identity.kind != "web" or not response.hops:
         return ()
-    found = (_normalized(u) for u in (*response.redirects, response.display_url))
+    found = (_identity_of(u, key) for u in (*response.hops, response.url))
     return tuple(dict.fromkeys(u for u in found if u is not None))
 
 
-def _normalized(url: str) -> str | None:
+def _identity_of(url: str, key: bytes) -> str | None:
     try:
-        return normalize_url(url)
+        return url_identity(url, key)
     except InvalidURL:  # a hop to a scheme that is no web page
         return None
 

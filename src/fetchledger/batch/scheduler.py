@@ -97,12 +97,15 @@ RETRY_STATUSES = frozenset({429, 503})
 
 class BatchLedger(Protocol):
     """What a batch needs of the ledger it fills (:class:`fetchledger.Ledger` is one):
-    its limits and address policy, whether an input already has a source, and the
-    ledger's one write path. A batch writes nothing any other way."""
+    its limits and address policy, its identity key, whether an input already has a
+    source, and the ledger's one write path. A batch writes nothing any other way."""
 
     limits: Limits
     allow_private: bool
     allow_hosts: tuple[str, ...]
+
+    @property
+    def identity_key(self) -> bytes: ...
 
     def source_for(self, locator: str) -> Source | None: ...
 
@@ -262,7 +265,7 @@ class _Batch:
         for index, item in enumerate(inputs):
             shown = shown_url(item.url)
             try:
-                identity = _identity(item)
+                identity = _identity(item, self.ledger.identity_key)
             except BadInput as error:
                 self._emit(index, Failure.from_error(shown, error), shown)
                 continue
@@ -455,7 +458,8 @@ class _Batch:
         return float(wait)
 
     async def _extract(self, job: _Job, response: HTTPResponse) -> Prepared | RetrievalFailed:
-        result = await self._in_worker(job, "prepare_response", response, job.identity,
+        key = self.ledger.identity_key
+        result = await self._in_worker(job, "prepare_response", response, job.identity, key,
                                        self.ledger.limits, tuple(request_secrets(job.url)),
                                        job.query, job.k, self.options.render, self.no_browser)
         if not isinstance(result, RenderWanted):
@@ -467,7 +471,7 @@ class _Batch:
             page = await self._render(response)
             if isinstance(page, RetrievalFailed):
                 return page
-            rendered = await self._in_worker(job, "prepare_rendered", page, job.identity,
+            rendered = await self._in_worker(job, "prepare_rendered", page, job.identity, key,
                                              self.ledger.limits,
                                              tuple(request_secrets(job.url)), job.query, job.k)
         finally:
@@ -558,11 +562,11 @@ class _Batch:
         self.wake.set()
 
 
-def _identity(item: BatchInput) -> Identity:
+def _identity(item: BatchInput, key: bytes) -> Identity:
     if item.problem is not None:
         raise InvalidArgument(item.problem)
     try:
-        return web_identity(item.url)
+        return web_identity(item.url, key)
     except BadInput as error:
         if item.line is None:
             raise

@@ -93,15 +93,17 @@ class WorkerDied(Exception):
 
 
 def prepare_response(
-    response: HTTPResponse, identity: Identity, limits: Limits, secrets: tuple[str, ...],
-    query: str | None, k: int, render: RenderMode = "never", no_browser: str | None = None,
+    response: HTTPResponse, identity: Identity, key: bytes, limits: Limits,
+    secrets: tuple[str, ...], query: str | None, k: int, render: RenderMode = "never",
+    no_browser: str | None = None,
 ) -> Prepared | WorkFailure | RenderWanted:
-    """Extract a fetched response and prepare its version (runs in a worker). A page
-    that ``render`` asks to render is RenderWanted, or — when ``no_browser`` says why
-    none can — its plain result with a warning."""
+    """Extract a fetched response and prepare its version (runs in a worker; ``key`` is
+    the ledger's identity key, for the redirect chain's aliases). A page that
+    ``render`` asks to render is RenderWanted, or — when ``no_browser`` says why none
+    can — its plain result with a warning."""
 
     def document() -> Document | RenderWanted:
-        read = read_response(response, identity, limits=limits, secrets=secrets,
+        read = read_response(response, identity, limits=limits, key=key, secrets=secrets,
                              render=render)
         if not isinstance(read, Shell):
             return read
@@ -111,11 +113,11 @@ def prepare_response(
 
 
 def prepare_rendered(
-    page: RenderedPage, identity: Identity, limits: Limits, secrets: tuple[str, ...],
-    query: str | None, k: int,
+    page: RenderedPage, identity: Identity, key: bytes, limits: Limits,
+    secrets: tuple[str, ...], query: str | None, k: int,
 ) -> Prepared | WorkFailure:
     """Extract a page a browser rendered and prepare its version (runs in a worker)."""
-    prepared = _prepared(lambda: rendered_document(page, identity, limits=limits,
+    prepared = _prepared(lambda: rendered_document(page, identity, limits=limits, key=key,
                                                    secrets=secrets), query, k, limits)
     assert not isinstance(prepared, RenderWanted)
     return prepared

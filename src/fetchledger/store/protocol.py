@@ -149,6 +149,12 @@ class Store(Protocol):
 
     def close(self) -> None: ...
 
+    def identity_key(self) -> bytes:
+        """The ledger's own random key (32 bytes, made by its first migration and never
+        changed; ``copy`` carries it): redacted query and argv values enter identities as
+        HMACs under it (:func:`fetchledger.identity.secrets.keyed_mark`)."""
+        ...
+
     # --- writes (only Ledger calls these) ---
 
     def register(

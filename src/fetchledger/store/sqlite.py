@@ -73,6 +73,14 @@ class SQLiteStore:
     def close(self) -> None:
         self.db.close()
 
+    def identity_key(self) -> bytes:
+        """The ledger's random identity key (created with the ledger, never changed)."""
+        with self._errors():
+            row = self.db.execute("SELECT key FROM identity_key WHERE id = 1").fetchone()
+        if row is None:
+            raise LedgerCorrupt(f"{self.path} has lost its identity key", path=str(self.path))
+        return bytes(row[0])
+
     # --- errors and transactions ---------------------------------------------
 
     @contextmanager
