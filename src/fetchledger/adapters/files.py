@@ -15,13 +15,18 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from .._version import __version__
 from ..config import Limits
 from ..document import Document
 from ..errors import EmptyContent, InvalidPath, TooLarge, UnsupportedType
 from ..identity.urls import file_locator
-from ..text.normalize import clean_lines, decode_bytes, join_wrapped_lines, one_line
+from ..text.normalize import (
+    clean_lines,
+    decode_bytes,
+    join_wrapped_lines,
+    text_extractor_version,
+)
 from .extract import decode_html, extract_html, extractor_version
+from .markdown import markdown_text
 
 __all__ = ["FileAdapter", "PageRange", "parse_page_range"]
 
@@ -30,7 +35,6 @@ _MARKDOWN_SUFFIXES = frozenset({".md", ".markdown", ".mdx", ".mkd", ".mdown"})
 _PROSE_SUFFIXES = frozenset({"", ".txt", ".text", ".rst", ".adoc", ".asciidoc", ".org"})
 _HTML_START = re.compile(rb"^\s*(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html|head|body)\b",
                          re.IGNORECASE | re.DOTALL)
-_MARKDOWN_HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*#*\s*$", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -140,9 +144,9 @@ class FileAdapter:
             ) from exc
         title = None
         if suffix in _MARKDOWN_SUFFIXES:
-            text, content_type, extractor = join_wrapped_lines(decoded), "text/markdown", "markdown"
-            heading = _MARKDOWN_HEADING.search(text)
-            title = one_line(heading.group(1)) if heading else None
+            converted = markdown_text(decoded)
+            text, title = converted.text, converted.title
+            content_type, extractor = "text/markdown", "markdown"
         elif suffix in _PROSE_SUFFIXES:
             text = join_wrapped_lines(decoded, markdown=False)
             content_type, extractor = "text/plain", "text"
@@ -152,6 +156,6 @@ class FileAdapter:
             raise EmptyContent("the file holds only whitespace", locator=locator)
         return Document(
             kind="file", locator=locator, display=locator, text=text, raw=raw, title=title,
-            extractor=extractor, extractor_version=__version__,
+            extractor=extractor, extractor_version=text_extractor_version(),
             meta={**meta, "content_type": content_type},
         )

@@ -27,7 +27,6 @@ from urllib.parse import unquote, urlsplit
 
 import httpx
 
-from .._version import __version__
 from ..config import Limits
 from ..document import Document, Kind
 from ..errors import CorruptContent, EmptyContent, InvalidURL, UnsupportedType
@@ -35,8 +34,16 @@ from ..identity.secrets import request_secrets, scrub_secrets
 from ..identity.urls import normalize_url, parse_http_url, redact_url
 from ..net.client import AsyncHTTPClient, HTTPClient, HTTPRequest, HTTPResponse
 from ..net.robots import RobotsCache
-from ..text.normalize import clean_lines, decode_bytes, join_wrapped_lines, looks_binary, one_line
+from ..text.normalize import (
+    clean_lines,
+    decode_bytes,
+    join_wrapped_lines,
+    looks_binary,
+    one_line,
+    text_extractor_version,
+)
 from .extract import decode_html, extract_html, extractor_version
+from .markdown import markdown_text
 
 __all__ = [
     "Identity",
@@ -57,7 +64,6 @@ _SINGLE_BYTE = frozenset({"iso-8859-1", "latin-1", "latin1", "l1", "us-ascii", "
                           "windows-1252", "cp1252", "iso8859-1"})
 _HTML_START = re.compile(rb"^\s*(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html|head|body)\b",
                          re.IGNORECASE | re.DOTALL)
-_MARKDOWN_HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*#*\s*$", re.MULTILINE)
 READABLE = "HTML, PDF, JSON, plain text, Markdown or CSV"
 
 
@@ -277,9 +283,8 @@ def _text_document(kind: str, body: bytes, response: HTTPResponse, identity: Ide
                                  locator=identity.display) from exc
         text = clean_lines(json.dumps(data, indent=2, ensure_ascii=False))
     elif kind == "markdown":
-        text = join_wrapped_lines(decoded)
-        heading = _MARKDOWN_HEADING.search(text)
-        title = one_line(heading.group(1)) if heading else None
+        converted = markdown_text(decoded)
+        text, title = converted.text, converted.title
     elif kind == "csv":
         text = clean_lines(decoded)
     else:
@@ -289,7 +294,7 @@ def _text_document(kind: str, body: bytes, response: HTTPResponse, identity: Ide
     return Document(
         kind=identity.kind, locator=identity.locator, display=identity.display, text=text,
         raw=body, title=title or _file_name(response.display_url), extractor=kind,
-        extractor_version=__version__, meta=meta)
+        extractor_version=text_extractor_version(), meta=meta)
 
 
 def _file_name(url: str) -> str | None:
