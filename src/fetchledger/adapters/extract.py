@@ -160,12 +160,7 @@ def _metadata(tree: lxml.html.HtmlElement, url: str | None) -> dict[str, str | N
     bylines from the body, searches dates in the text, and reads categories, tags and
     license: three quarters of its cost, for facts a ledger does not store."""
     from htmldate import find_date
-    from trafilatura.metadata import (
-        examine_meta,
-        extract_meta_json,
-        extract_sitename,
-        extract_title,
-    )
+    from trafilatura.metadata import examine_meta, extract_meta_json, extract_sitename
 
     found = examine_meta(tree)
     if found.author and " " not in found.author:  # a handle, not a name (as trafilatura)
@@ -181,8 +176,34 @@ def _metadata(tree: lxml.html.HtmlElement, url: str | None) -> dict[str, str | N
         date = find_date(tree, extensive_search=False, original_date=True, url=url)
     except Exception:  # htmldate on malformed markup
         date = None
-    return {"title": found.title or extract_title(tree), "sitename": site or None,
+    return {"title": found.title or _page_title(tree), "sitename": site or None,
             "author": found.author, "date": date}
+
+
+_TITLE_WORD = re.compile(r"\w+")
+
+
+def _page_title(tree: lxml.html.HtmlElement) -> str | None:
+    """Without a title in the meta tags or JSON-LD: trafilatura's title from the body
+    (a lone ``<h1>``, title-like elements) when the ``<title>`` agrees with it, else the
+    ``<title>``: a lone ``<h1>`` is often a site banner or a promotion ("Hi, I'm ...")."""
+    from trafilatura.metadata import examine_title_element, extract_title
+
+    from_body = extract_title(tree)
+    element, _, _ = examine_title_element(tree)
+    if not element or (from_body and _agrees(from_body, element)):
+        return from_body or element or None
+    return element
+
+
+def _agrees(heading: str, title: str) -> bool:
+    """Most words of the heading are words of the title (or the other way round)."""
+    a = set(_TITLE_WORD.findall(heading.casefold()))
+    b = set(_TITLE_WORD.findall(title.casefold()))
+    if not a or not b:
+        return False
+    shared = len(a & b)
+    return shared >= 0.6 * len(a) or shared >= 0.6 * len(b)
 
 
 def _head_facts(tree: lxml.html.HtmlElement) -> tuple[str | None, str | None, str | None]:

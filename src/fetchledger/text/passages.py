@@ -22,13 +22,17 @@ from ..document import Page
 from .normalize import fold_for_match
 
 __all__ = [
+    "BODY",
+    "FURNITURE",
     "MAX_PASSAGE",
     "MAX_QUOTE",
+    "TITLE",
     "Passage",
     "QuoteSpan",
     "cut_quote",
     "display_line",
     "is_abbreviation",
+    "passage_roles",
     "query_terms",
     "rank",
     "rank_candidates",
@@ -214,16 +218,19 @@ def query_terms(query: str) -> list[str]:
 
 
 def rank(
-    text: str, passages: Sequence[Passage], query: str, *, k1: float = 1.2, b: float = 0.75
+    text: str, passages: Sequence[Passage], query: str, *, k1: float = 1.2, b: float = 0.75,
+    title: str | None = None,
 ) -> list[tuple[float, int]]:
     """BM25 score of every passage that matches the query, best first: ``(score, index)``.
 
     Adjacent query terms found next to each other in a passage add a small
     phrase bonus, so "boiling point" prefers passages with the phrase; headings
     and labels (not sentences) count half, so a statement beats its title.
-    Term statistics come from ``passages`` themselves (one document).
+    Term statistics come from ``passages`` themselves (one document). Body
+    passages come before those of the page's furniture (:func:`passage_roles`),
+    and the page ``title`` itself is left out when any body passage matches.
     """
-    return _bm25([(text, p) for p in passages], query_terms(query), None, k1, b)
+    return _bm25([(text, p) for p in passages], query_terms(query), None, k1, b, title)
 
 
 def rank_candidates(
@@ -243,6 +250,7 @@ def rank_candidates(
 def _bm25(
     items: Sequence[tuple[str, Passage]], terms: Sequence[str],
     collection: tuple[int, Mapping[str, int]] | None, k1: float, b: float,
+    title: str | None = None,
 ) -> list[tuple[float, int]]:
     if not terms or not items:
         return []
@@ -272,8 +280,86 @@ def _bm25(
         if not _is_substantial(text, passage):
             score *= 0.5  # a heading or label names a topic; a sentence states something
         scored.append((score, index))
-    scored.sort(key=lambda item: (-item[0], item[1]))
+    roles = _Roles(title)
+    role_of = {index: roles.of(*items[index]) for _, index in scored}
+    if any(role == BODY for role in role_of.values()):
+        scored = [item for item in scored if role_of[item[1]] != TITLE]
+    scored.sort(key=lambda item: (role_of[item[1]] != BODY, -item[0], item[1]))
     return scored
+
+
+# --- what a passage is: body, or the page's furniture ------------------------------------
+
+BODY, TITLE, FURNITURE = "body", "title", "furniture"
+_URL_LINE = re.compile(r"^\W{0,3}(?:[a-z][a-z0-9+.-]*://|www\.)\S+\W{0,3}$", re.IGNORECASE)
+_NAV_SEPARATOR = re.compile(r"\s+[|·•»›/]\s+")
+_BIBLIOGRAPHY = re.compile(
+    r"""\bRetrieved\s+(?:on\s+)?(?:\d|[A-Z][a-z]+\s+\d)|\bArchived\s+from\s+the\s+original
+    |\b(?:doi|DOI):\s*10\.|\bISBN(?:-1[03])?:?\s*[\dX-]{9}|\bISSN\s+\d{4}-|\barXiv:\d{4}\.
+    |\b[Aa]ccessed\s+(?:on\s+)?\d""", re.VERBOSE)
+_CITED_WORK = re.compile(  # Surname, A. B. (1998). ... / "Title". Publisher.
+    r"""^(?:[A-Z][\w'’-]+,\s(?:[A-Z][\w'’-]*\.?\s?){1,3}.{0,120}\(\d{4}[a-z]?\)
+    |["“][^"”]{3,200}[.,]?["”][.,]\s+\S)""", re.VERBOSE)
+_TITLE_SPLIT = re.compile(r"\s+[-|–—:·]\s+")
+_LOOSE = re.compile(r"[\W_]+")
+
+
+def passage_roles(text: str, passages: Sequence[Passage], title: str | None = None,
+                  ) -> list[str]:
+    """For each passage: ``title`` (it is the page's title, or a part of it between
+    separators), ``furniture`` (a heading or label line, or on a navigation, bare-URL
+    or bibliography line) or ``body``."""
+    roles = _Roles(title)
+    return [roles.of(text, passage) for passage in passages]
+
+
+class _Roles:
+    """Roles of passages (:func:`passage_roles`), each line judged once."""
+
+    def __init__(self, title: str | None) -> None:
+        self.titles = _title_forms(title)
+        self.lines: dict[tuple[int, int], str] = {}
+
+    def of(self, text: str, passage: Passage) -> str:
+        line_start = text.rfind("\n", 0, passage.start) + 1
+        key = (id(text), line_start)
+        role = self.lines.get(key)
+        if role is None:
+            line_end = text.find("\n", passage.start)
+            role = self.lines[key] = _line_role(
+                text[line_start : line_end if line_end != -1 else len(text)])
+        if role == BODY and _is_heading(text, passage, line_start):
+            role = FURNITURE
+        if self.titles and _LOOSE.sub(" ", text[passage.start : passage.end]).strip() \
+                .casefold() in self.titles:
+            role = TITLE
+        return role
+
+
+def _is_heading(text: str, passage: Passage, line_start: int) -> bool:
+    """A whole line that is a short label, not a sentence (a table row is content)."""
+    line_end = text.find("\n", passage.end)
+    whole = text[line_start : line_end if line_end != -1 else len(text)]
+    return (passage.end - passage.start >= len(whole.strip()) - 2 and " | " not in whole
+            and not _is_substantial(text, passage))
+
+
+def _title_forms(title: str | None) -> frozenset[str]:
+    if not title:
+        return frozenset()
+    parts = [title, *_TITLE_SPLIT.split(title)]
+    return frozenset(f for f in (_LOOSE.sub(" ", p).strip().casefold() for p in parts) if f)
+
+
+def _line_role(line: str) -> str:
+    if _URL_LINE.match(line.strip()) or _BIBLIOGRAPHY.search(line) or _CITED_WORK.match(
+            line.lstrip("-•*0123456789.) ")):
+        return FURNITURE
+    parts = _NAV_SEPARATOR.split(line)
+    if len(parts) >= 3 and all(len(p.split()) <= 3 and not any(c.isdigit() for c in p)
+                               for p in parts) and not line.rstrip().endswith((".", "!", "?")):
+        return FURNITURE
+    return BODY
 
 
 # --- quotes -----------------------------------------------------------------
@@ -366,20 +452,24 @@ def select_quotes(
     *,
     max_chars: int = MAX_QUOTE,
     lead_if_no_match: bool = True,
+    title: str | None = None,
 ) -> list[QuoteSpan]:
     """The ``k`` quotes a retrieval hands out: best ranked for a query, else the
     leading passages of substance (sentences, not headings; others if none).
 
     With a query that matches nothing, the leading passages are handed out
-    unless ``lead_if_no_match`` is false (then nothing is)."""
+    unless ``lead_if_no_match`` is false (then nothing is). The page ``title`` is
+    never handed out while body passages match (:func:`rank`)."""
     if k <= 0 or not passages:
         return []
     terms = query_terms(query) if query else []
-    order = [index for _, index in rank(text, passages, query)] if query else []
+    order = [index for _, index in rank(text, passages, query, title=title)] if query else []
     if not order and query and not lead_if_no_match:
         return []
     if not order:
-        substantial = [i for i, p in enumerate(passages) if _is_substantial(text, p)]
+        roles = passage_roles(text, passages, title)
+        substantial = [i for i, p in enumerate(passages)
+                       if roles[i] == BODY and _is_substantial(text, p)]
         taken = set(substantial)  # built once: per passage, it made this quadratic
         # then the rest, but not bare punctuation such as "{" or "],"
         order = substantial + [i for i, p in enumerate(passages) if i not in taken
