@@ -159,6 +159,27 @@ def test_every_quote_is_verbatim_one_line_and_bounded(text: str, query: str | No
         assert q.line in {quote, f"…{quote}", f"{quote}…", f"…{quote}…"}
 
 
+sentence_texts = st.lists(
+    st.tuples(st.text(alphabet="abcdeXYZ 1é", min_size=1, max_size=12).filter(str.strip),
+              st.sampled_from([" ", " ", ". ", "! ", "? ", ".[3] ", ", ", "\n", ". a"])),
+    min_size=1, max_size=400).map(lambda parts: "".join(w + s for w, s in parts))
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=sentence_texts, query=queries, k=st.integers(1, 4))
+def test_every_quote_is_a_whole_passage_or_a_marked_cut(text: str, query: str | None,
+                                                        k: int) -> None:
+    passages = split_passages(text)
+    for q in select_quotes(text, passages, query, k):
+        home = [p for p in passages if p.start <= q.start and q.end <= p.end]
+        assert len(home) == 1  # inside exactly one passage: never two run together
+        passage, quote = home[0], text[q.start : q.end]
+        if q.start > passage.start:
+            assert q.line.startswith("…"), (quote, text[passage.start : passage.end])
+        if q.end < passage.end:
+            assert q.line.endswith("…"), (quote, text[passage.start : passage.end])
+
+
 @settings(max_examples=200, deadline=None)
 @given(words=st.lists(st.text(min_size=1, max_size=15).filter(lambda w: w.strip()),
                       min_size=1, max_size=200),

@@ -45,7 +45,7 @@ def test_roles_of_furniture_lines() -> None:
                      strict=True))
     assert roles["Mozilla Foundation"] == TITLE
     assert roles["Home | About Mozilla | Foundation | Donate"] == FURNITURE
-    assert roles["History of the Mozilla Foundation"] == FURNITURE
+    assert roles["History of the Mozilla Foundation"] == BODY  # a heading: half weight
     assert roles["https://foundation.mozilla.example/history"] == FURNITURE
     assert roles["In 2005 the Mozilla Foundation created a taxable subsidiary."] == BODY
     bibliography = [text for text, role in roles.items() if "Retrieved" in text

@@ -307,8 +307,9 @@ _LOOSE = re.compile(r"[\W_]+")
 def passage_roles(text: str, passages: Sequence[Passage], title: str | None = None,
                   ) -> list[str]:
     """For each passage: ``title`` (it is the page's title, or a part of it between
-    separators), ``furniture`` (a heading or label line, or on a navigation, bare-URL
-    or bibliography line) or ``body``."""
+    separators), ``furniture`` (on a navigation, bare-URL or bibliography line) or
+    ``body``. Headings and labels are body that ranks at half weight (:func:`rank`):
+    on WiCE a short line is often the evidence itself."""
     roles = _Roles(title)
     return [roles.of(text, passage) for passage in passages]
 
@@ -328,20 +329,10 @@ class _Roles:
             line_end = text.find("\n", passage.start)
             role = self.lines[key] = _line_role(
                 text[line_start : line_end if line_end != -1 else len(text)])
-        if role == BODY and _is_heading(text, passage, line_start):
-            role = FURNITURE
         if self.titles and _LOOSE.sub(" ", text[passage.start : passage.end]).strip() \
                 .casefold() in self.titles:
             role = TITLE
         return role
-
-
-def _is_heading(text: str, passage: Passage, line_start: int) -> bool:
-    """A whole line that is a short label, not a sentence (a table row is content)."""
-    line_end = text.find("\n", passage.end)
-    whole = text[line_start : line_end if line_end != -1 else len(text)]
-    return (passage.end - passage.start >= len(whole.strip()) - 2 and " | " not in whole
-            and not _is_substantial(text, passage))
 
 
 def _title_forms(title: str | None) -> frozenset[str]:
@@ -396,7 +387,14 @@ def cut_quote(
     start, end = passage.start, passage.end
     if end - start > max_chars:
         start, end = _best_window(text, start, end, set(terms), max_chars)
-    return QuoteSpan(start, end, passage.page, passage.label, display_line(text, start, end))
+    line = display_line(text, start, end)
+    # A cut inside the passage is marked even where it meets a terminator that did not
+    # end the sentence ("e.g. the"): every quote is a whole passage or a marked cut.
+    if start > passage.start and not line.startswith(ELLIPSIS):
+        line = ELLIPSIS + line
+    if end < passage.end and not line.endswith(ELLIPSIS):
+        line += ELLIPSIS
+    return QuoteSpan(start, end, passage.page, passage.label, line)
 
 
 def display_line(text: str, start: int, end: int) -> str:
