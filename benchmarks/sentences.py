@@ -9,8 +9,9 @@ of the same raw bytes, side by side in one run:
 - **whole as top quote**: of the quotable ones, share for which a query made of
   the sentence's words brings the sentence back as the top quote, whole — the
   quote is the sentence, or (for a sentence over the 300-character quote limit)
-  a cut of it marked with ``…``. Both texts are split and ranked by
-  fetchledger's passages, so the column measures what the text allows.
+  a cut of it marked with ``…``, or the table row (one passage) that holds it
+  whole. Both texts are split and ranked by fetchledger's passages, so the
+  column measures what the text allows.
 
 Ground truth: the sentences (six words or more, ending in ``.``, ``!`` or ``?``)
 of readability's ``expected.derived.txt``, split by a reference splitter of this
@@ -48,8 +49,11 @@ from fetchledger.text.normalize import clean_lines
 from fetchledger.text.passages import MAX_QUOTE, select_quotes, split_passages
 
 HTML = CORPUS / "html"
-APPARATUS = re.compile(r"\[(?:\d{1,4}|[a-z]|edit|note \d+|[a-z ]{3,30} needed|[a-z]+\?)\]",
-                       re.IGNORECASE)
+APPARATUS = re.compile(
+    r"\[(?:\d{1,4}|[a-z]|edit|note \d+|[a-z ]{3,30} needed|[a-z]+\?)\]"  # [12] [edit]
+    r"|^\^(?: [a-z](?= ))*"  # the back-links opening a reference entry: ^ a b
+    r"|(?<=[a-z][.,;:!?])\d{1,3}(?=\s|$)",  # a footnote number glued after punctuation
+    re.IGNORECASE)
 REFERENCE_END = re.compile(r"""(?<=[.!?])["'”’)\]]*(?=\s+["'“‘(]*[A-Z0-9])""")
 ABBREVIATION = re.compile(r"(?:\b(?:Mr|Mrs|Ms|Dr|Prof|St|vs|etc|e\.g|i\.e|U\.S|Inc|Ltd|No|Fig|"
                           r"Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)|\b[A-Z])\.$")
@@ -131,8 +135,8 @@ def score_text(text: str, targets: list[str], tally: Tally, *, exact: bool) -> N
         if exact and len(target) > MAX_QUOTE:
             tally.whole += shown.startswith("…") or (shown.endswith("…") and \
                 squash(shown.strip("…")) in target)
-        elif exact:
-            tally.whole += shown == target
+        elif exact:  # a table row is one passage (DESIGN promise 7): a cell's sentence in it
+            tally.whole += shown == target or " | " in shown and target in shown
         else:
             tally.whole += target in squash(shown.strip("…"))
 

@@ -87,6 +87,10 @@ _CJK_BOUNDARY = re.compile(r"[。！？]+[」』”’）]*")
 _WORD = re.compile(r"\S+")
 
 
+_LETTERS_WITH_DOTS = re.compile(r"(?:[^\W\d_]\.)+[^\W\d_]")  # L.E.A.N, H.W, U.S.A
+_OPENERS = "\"'“‘«(["
+
+
 def is_abbreviation(line: str, dot: int) -> bool:
     """True when the '.' at ``dot`` ends an abbreviation (Ph.D., e.g., U.S.) or an
     initial (J. Smith), not a sentence. Shared by stored text and drafts."""
@@ -96,7 +100,7 @@ def is_abbreviation(line: str, dot: int) -> bool:
     word = line[begin:dot].lstrip("\"'“‘«([*_").lower()
     if len(word) == 1 and word.isalpha():
         return True  # an initial: "J. Smith"
-    return word in _ABBREVIATIONS
+    return word in _ABBREVIATIONS or bool(_LETTERS_WITH_DOTS.fullmatch(word))
 
 
 def split_sentences(line: str) -> list[tuple[int, int]]:
@@ -105,6 +109,8 @@ def split_sentences(line: str) -> list[tuple[int, int]]:
     for match in _BOUNDARY.finditer(line):
         if match.group(1) == "." and is_abbreviation(line, match.start()):
             continue
+        if _goes_on_in_lower_case(line, match.end()):
+            continue  # "…she said?" he asked. / "He’s… not": one sentence
         cuts.append(match.end())
     cuts.extend(m.end() for m in _CJK_BOUNDARY.finditer(line))
     spans: list[tuple[int, int]] = []
@@ -115,6 +121,12 @@ def split_sentences(line: str) -> list[tuple[int, int]]:
             spans.append((start, end))
         begin = cut
     return spans
+
+
+def _goes_on_in_lower_case(line: str, at: int) -> bool:
+    while at < len(line) and (line[at].isspace() or line[at] in _OPENERS):
+        at += 1
+    return at < len(line) and line[at].islower()
 
 
 def _trim(text: str, start: int, end: int) -> tuple[int, int]:
@@ -137,18 +149,26 @@ def _chunks(text: str, start: int, end: int, size: int) -> Iterable[tuple[int, i
         yield start, end
 
 
+# The bullet of a list item: a mark of the layout, not a word of the item.
+_BULLET = re.compile(r"[-*•◦▪‣–]\s+")
+
+
 def split_passages(text: str, pages: Sequence[Page] = ()) -> list[Passage]:
-    """Every passage of ``text``: sentences of each line, chunked when over-long."""
+    """Every passage of ``text``: sentences of each line, chunked when over-long; a
+    list item's bullet (``- ``, ``• ``) is not part of its first passage."""
     page_starts = [p.start for p in pages]
     passages: list[Passage] = []
     offset = 0
     for line in text.split("\n"):
+        bullet = _BULLET.match(line)
+        skip = offset + bullet.end() if bullet else offset
         for begin, end in _line_pieces(offset, len(line), pages, page_starts):
             page = _page_at(pages, page_starts, begin)
             number, label = (page.number, page.label) if page else (None, None)
             segment = text[begin:end]
             for s_start, s_end in split_sentences(segment):
-                for c_start, c_end in _chunks(text, begin + s_start, begin + s_end, MAX_PASSAGE):
+                start = max(begin + s_start, skip)
+                for c_start, c_end in _chunks(text, start, begin + s_end, MAX_PASSAGE):
                     passages.append(Passage(c_start, c_end, number, label))
         offset += len(line) + 1
     return passages
@@ -267,6 +287,7 @@ def _bm25(
     idf = {t: math.log(1 + (n_docs - df[t] + 0.5) / (df[t] + 0.5)) for t in terms}
     pairs = set(itertools.pairwise(terms))
     scored: list[tuple[float, int]] = []
+    coverage: dict[int, int] = {}  # distinct query terms in each scored passage
     for index, doc in enumerate(docs):
         counts = Counter(t for t in doc if t in term_set)
         if not counts:
@@ -280,11 +301,26 @@ def _bm25(
         if not _is_substantial(text, passage):
             score *= 0.5  # a heading or label names a topic; a sentence states something
         scored.append((score, index))
+        coverage[index] = len(counts)
+    return _body_first(items, scored, coverage, title)
+
+
+def _body_first(items: Sequence[tuple[str, Passage]], scored: list[tuple[float, int]],
+                coverage: dict[int, int], title: str | None) -> list[tuple[float, int]]:
+    """``scored`` sorted: body passages first, then the page's furniture (see
+    :func:`passage_roles`), each by score; the title is dropped while a body passage
+    matches. A furniture passage holding more of the query's terms than any body
+    passage stays among the body: a query that *is* a reference entry finds it."""
     roles = _Roles(title)
     role_of = {index: roles.of(*items[index]) for _, index in scored}
-    if any(role == BODY for role in role_of.values()):
+    best_body = max((coverage[i] for _, i in scored if role_of[i] == BODY), default=0)
+    if best_body:
         scored = [item for item in scored if role_of[item[1]] != TITLE]
-    scored.sort(key=lambda item: (role_of[item[1]] != BODY, -item[0], item[1]))
+
+    def behind(index: int) -> bool:
+        return role_of[index] != BODY and coverage[index] <= best_body
+
+    scored.sort(key=lambda item: (behind(item[1]), -item[0], item[1]))
     return scored
 
 
@@ -365,18 +401,32 @@ def _starts_sentence(text: str, pos: int) -> bool:
         i -= 1
     if i == 0 or text[i - 1] == "\n":
         return True
-    while i > 0 and text[i - 1] in _CLOSERS:
-        i -= 1
-    return i > 0 and text[i - 1] in _TERMINATORS
+    line_start = text.rfind("\n", 0, i) + 1
+    if _BULLET.fullmatch(text, line_start, pos):
+        return True  # the first words of a list item
+    return _after_terminator(text, i)
 
 
 def _ends_sentence(text: str, pos: int) -> bool:
     if pos >= len(text) or text[pos] == "\n":
         return True
-    i = pos
-    while i > 0 and text[i - 1] in _CLOSERS:
-        i -= 1
-    return i > 0 and text[i - 1] in _TERMINATORS
+    return _after_terminator(text, pos)
+
+
+_TRAILING_MARKS = re.compile(r"(?:\[\d{1,4}(?:\s*[,–-]\s*\d{1,4})*\]|[¹²³⁰⁴-⁹]+)+$")
+
+
+def _after_terminator(text: str, i: int) -> bool:
+    """Does ``text[:i]`` end with a terminator, then closers and footnote marks?"""
+    while True:
+        marks = _TRAILING_MARKS.search(text, max(0, i - 40), i)
+        if marks is not None and marks.start() < i:
+            i = marks.start()
+            continue
+        if i > 0 and text[i - 1] in _CLOSERS:
+            i -= 1
+            continue
+        return i > 0 and text[i - 1] in _TERMINATORS
 
 
 def cut_quote(
