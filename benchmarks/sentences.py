@@ -133,10 +133,10 @@ def score_text(text: str, targets: list[str], tally: Tally, *, exact: bool) -> N
             continue
         shown = squash(quotes[0].line)
         if exact and len(target) > MAX_QUOTE:
-            tally.whole += shown.startswith("…") or (shown.endswith("…") and \
-                squash(shown.strip("…")) in target)
+            cut = shown.startswith("…") or shown.endswith("…")
+            tally.whole += cut and squash(shown.strip("…")) in target
         elif exact:  # a table row is one passage (DESIGN promise 7): a cell's sentence in it
-            tally.whole += shown == target or " | " in shown and target in shown
+            tally.whole += shown == target or (" | " in shown and target in shown)
         else:
             tally.whole += target in squash(shown.strip("…"))
 
