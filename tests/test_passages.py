@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -193,6 +195,14 @@ def test_passages_cover_every_word(words: list[str], seps: list[str]) -> None:
     covered = set()
     for p in split_passages(text):
         covered.update(range(p.start, p.end))
+    bullets = {m.start() for m in re.finditer(r"(?m)^[-*•◦▪‣–](?=\s+\S)", text)}
     for i, ch in enumerate(text):
-        if not ch.isspace():
+        if not ch.isspace() and i not in bullets:  # a list item's bullet is no word
             assert i in covered, (text, i)
+
+
+def test_a_list_items_bullet_is_not_quoted() -> None:
+    text = "Steps\n- Only the main diagonal entries are real.\n• Boil the water first.\n- \n"
+    quotes = select_quotes(text, split_passages(text), "entries water", 2)
+    assert sorted(q.line for q in quotes) == ["Boil the water first.",
+                                              "Only the main diagonal entries are real."]

@@ -23,7 +23,14 @@ import lxml.html
 from ..errors import CorruptContent
 from ..text.normalize import clean_lines, decode_bytes, one_line
 from .htmldepth import cap_depth, too_deep
-from .htmlprose import formulas_as_text, join_soft_breaks, prepare_prose, table_row
+from .htmlprose import (
+    formulas_as_text,
+    join_soft_breaks,
+    prepare_prose,
+    split_block_items,
+    table_row,
+    unwrap_layout_tables,
+)
 
 if TYPE_CHECKING:
     import trafilatura.settings
@@ -131,16 +138,21 @@ def _parse(html: str, locator: str) -> lxml.html.HtmlElement:
                   or _HIDDEN_STYLE.search(element.get("style") or ""))
         if hidden and element.getparent() is not None and element.tag not in ("html", "body"):
             element.drop_tree()
-    prepare_prose(tree)
+    prepare_prose(tree, html)
     return tree
 
 
 def _main_text(found: trafilatura.settings.Document) -> str:
-    """trafilatura's text, with the soft line breaks of its paragraphs joined."""
+    """trafilatura's text, layout tables unwrapped, list items holding blocks split
+    and the soft line breaks of its paragraphs joined."""
     from trafilatura.xml import xmltotxt
 
     body = found.body
-    if body is not None and join_soft_breaks(body, tei=True):
+    if body is None:
+        return found.text or ""
+    unwrapped = unwrap_layout_tables(body)
+    unwrapped = split_block_items(body) or unwrapped
+    if join_soft_breaks(body, tei=True) or unwrapped:
         return xmltotxt(body, False)
     return found.text or ""
 
@@ -150,8 +162,9 @@ def _stored_lines(text: str) -> str:
     lines = []
     for line in clean_lines(text).split("\n"):
         row = table_row(line)
-        lines.append(line if row is None else row)
-    return clean_lines("\n".join(lines))
+        if row is None or row:  # a rule row or a row of empty cells leaves no line
+            lines.append(line if row is None else row)
+    return "\n".join(lines)
 
 
 def _metadata(tree: lxml.html.HtmlElement, url: str | None) -> dict[str, str | None]:

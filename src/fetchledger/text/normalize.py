@@ -39,12 +39,14 @@ _CONTROLS = re.compile(r"[\x00-\x08\x0e-\x1b\x7f-\x84\x86-\x9f\ufeff]")
 # joiner, word joiner and the invisible operators, zero-width no-break space (BOM).
 INVISIBLE = "\u00ad\u200b\u200c\u200d\u2060\u2061\u2062\u2063\u2064\ufeff"
 _DROP_INVISIBLE = dict.fromkeys(map(ord, INVISIBLE))
+_ANY_INVISIBLE = re.compile(f"[{INVISIBLE}]")
 
 
 def visible_nfc(text: str) -> str:
     """``text`` without invisible format characters, in NFC (stored text and anything
     compared with it: quotes, draft quotations)."""
-    text = text.translate(_DROP_INVISIBLE)
+    if _ANY_INVISIBLE.search(text):
+        text = text.translate(_DROP_INVISIBLE)
     return text if unicodedata.is_normalized("NFC", text) else unicodedata.normalize("NFC", text)
 
 

@@ -87,6 +87,10 @@ _CJK_BOUNDARY = re.compile(r"[。！？]+[」』”’）]*")
 _WORD = re.compile(r"\S+")
 
 
+# Abbreviations that stand before a number; elsewhere the same word ends a sentence.
+_BEFORE_NUMBERS = frozenset("fig figs no nos vol vols pp p art sec ch chap eq eqs ref refs op"
+                            .split())
+_ROMAN = re.compile(r"[ivxlcIVXLC]+\b")
 _LETTERS_WITH_DOTS = re.compile(r"(?:[^\W\d_]\.)+[^\W\d_]")  # L.E.A.N, H.W, U.S.A
 _OPENERS = "\"'“‘«(["
 
@@ -100,6 +104,9 @@ def is_abbreviation(line: str, dot: int) -> bool:
     word = line[begin:dot].lstrip("\"'“‘«([*_").lower()
     if len(word) == 1 and word.isalpha():
         return True  # an initial: "J. Smith"
+    if word in _BEFORE_NUMBERS:  # "Fig. 3", "p. 72", "No. 5" — but "piece of art. The"
+        after = line[dot + 1 :].lstrip()
+        return bool(after) and (after[0].isdigit() or bool(_ROMAN.match(after)))
     return word in _ABBREVIATIONS or bool(_LETTERS_WITH_DOTS.fullmatch(word))
 
 
@@ -150,7 +157,8 @@ def _chunks(text: str, start: int, end: int, size: int) -> Iterable[tuple[int, i
 
 
 # The bullet of a list item: a mark of the layout, not a word of the item.
-_BULLET = re.compile(r"[-*•◦▪‣–]\s+")
+_BULLET = re.compile(r"[-*•◦▪‣–]\s+(?=\S)")
+_BULLET_BEFORE = re.compile(r"[-*•◦▪‣–]\s+")  # the bullet, seen from the word after it
 
 
 def split_passages(text: str, pages: Sequence[Page] = ()) -> list[Passage]:
@@ -402,7 +410,7 @@ def _starts_sentence(text: str, pos: int) -> bool:
     if i == 0 or text[i - 1] == "\n":
         return True
     line_start = text.rfind("\n", 0, i) + 1
-    if _BULLET.fullmatch(text, line_start, pos):
+    if _BULLET_BEFORE.fullmatch(text, line_start, pos):
         return True  # the first words of a list item
     return _after_terminator(text, i)
 
