@@ -206,3 +206,11 @@ def test_a_list_items_bullet_is_not_quoted() -> None:
     quotes = select_quotes(text, split_passages(text), "entries water", 2)
     assert sorted(q.line for q in quotes) == ["Boil the water first.",
                                               "Only the main diagonal entries are real."]
+
+
+def test_initials_are_capitals_and_elisions_end_nothing() -> None:
+    line = ("For any real scalar c. Also recall this. J. Smith agreed. The film is vaudou "
+            "[…] Lire la suite. He said (...) nothing more.")
+    assert [line[a:b] for a, b in split_sentences(line)] == [
+        "For any real scalar c.", "Also recall this.", "J. Smith agreed.",
+        "The film is vaudou […] Lire la suite.", "He said (...) nothing more."]

@@ -69,8 +69,8 @@ _DISPLAYSTYLE = re.compile(r"^\{\\(?:displaystyle|textstyle)\s*(.*)\}$", re.DOTA
 _MATH_IMAGE = lxml.etree.XPath(
     "//img[contains(@class, 'mwe-math-fallback-image')][not(ancestor::*[contains(@class, "
     "'mwe-math-element')]//*[local-name()='math'])]")
-_BREAKS = lxml.etree.XPath("//br")
-_TEI_BREAKS = lxml.etree.XPath("//lb")
+_BREAKS = lxml.etree.XPath(".//br")
+_TEI_BREAKS = lxml.etree.XPath(".//lb")
 _QUOTES = lxml.etree.XPath("//blockquote[not(ancestor::pre)] | //q[not(ancestor::pre)]")
 _WHITESPACE_NODES = lxml.etree.XPath(
     ".//text()[not(ancestor::pre or ancestor::code or ancestor::textarea or ancestor::script"

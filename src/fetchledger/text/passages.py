@@ -101,12 +101,13 @@ def is_abbreviation(line: str, dot: int) -> bool:
     begin = dot
     while begin > 0 and not line[begin - 1].isspace():
         begin -= 1
-    word = line[begin:dot].lstrip("\"'“‘«([*_").lower()
-    if len(word) == 1 and word.isalpha():
-        return True  # an initial: "J. Smith"
+    written = line[begin:dot].lstrip("\"'“‘«([*_")
+    word = written.lower()
     if word in _BEFORE_NUMBERS:  # "Fig. 3", "p. 72", "No. 5" — but "piece of art. The"
         after = line[dot + 1 :].lstrip()
         return bool(after) and (after[0].isdigit() or bool(_ROMAN.match(after)))
+    if len(word) == 1 and word.isalpha():
+        return written.isupper()  # an initial ("J. Smith"), not "a scalar c. Also"
     return word in _ABBREVIATIONS or bool(_LETTERS_WITH_DOTS.fullmatch(word))
 
 
@@ -116,6 +117,8 @@ def split_sentences(line: str) -> list[tuple[int, int]]:
     for match in _BOUNDARY.finditer(line):
         if match.group(1) == "." and is_abbreviation(line, match.start()):
             continue
+        if match.start() and line[match.start() - 1] in "[(":
+            continue  # an elision, "[…]" or "(...)", not the end of a sentence
         if _goes_on_in_lower_case(line, match.end()):
             continue  # "…she said?" he asked. / "He’s… not": one sentence
         cuts.append(match.end())
