@@ -32,7 +32,7 @@ from .errors import (
     UnknownSource,
 )
 from .models import Attempt, Failure, Outcome, Retrieval, Snippet, Source, SourceDetails
-from .store import open_store
+from .store import open_store, shown_location
 from .store.prepare import Failed, Prepared, prepare
 from .store.protocol import QuoteRow, RecordedQuote, Store, StoredVersion
 from .text.passages import (
@@ -77,7 +77,8 @@ class Ledger:
         allow_private: bool | None = None,
         allow_hosts: Sequence[str] = (),
     ) -> None:
-        self.path: Path = resolve_ledger_path(path)
+        self.path: Path | str = resolve_ledger_path(path)
+        self.location = shown_location(self.path)  # as it may be printed
         self.limits = limits or Limits()
         self.allow_private = allow_private_from_env() if allow_private is None else allow_private
         self.allow_hosts = tuple(allow_hosts)
