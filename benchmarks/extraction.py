@@ -36,8 +36,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_CORPUS = ROOT.parent / "shared" / "corpus" / "html"
+sys.path.insert(0, str(Path(__file__).parent))
+from _common import CORPUS, ROOT
+
+DEFAULT_CORPUS = CORPUS / "html"
 WORD = re.compile(r"\w+")
 
 

@@ -48,7 +48,9 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-CORPUS = ROOT.parent / "shared" / "corpus" / "pdf"
+CORPUS = next((p for p in (ROOT.parent / "shared" / "corpus" / "pdf",
+                ROOT.parent.parent / "shared" / "corpus" / "pdf") if p.is_dir()),
+              ROOT.parent / "shared" / "corpus" / "pdf")
 sys.path.insert(0, str(ROOT / "src"))
 
 from fetchledger import Ledger, Limits, RetrievalFailed

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import sqlite3
 import subprocess
 from collections.abc import Iterator
@@ -11,7 +12,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from fetchledger import Ledger
+from fetchledger import Ledger, Limits
+from fetchledger.adapters.pdf import PDF_ENGINES
 from fetchledger.cli import cli
 
 
@@ -32,6 +34,17 @@ def ledger_path(_isolated_ledger: Path) -> Path:
 def ledger(ledger_path: Path) -> Iterator[Ledger]:
     with Ledger(ledger_path) as opened:
         yield opened
+
+
+@pytest.fixture(params=PDF_ENGINES)
+def engine(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """A PDF engine setting (auto, pdfium, pypdf) for every ledger opened without
+    explicit limits (the ``ledger`` fixture, the CLI); a test that builds its own
+    ``Limits`` passes ``pdf_engine=engine`` too. Modules opt in with
+    ``pytestmark = pytest.mark.usefixtures("engine")``."""
+    monkeypatch.setattr("fetchledger.ledger.Limits",
+                        functools.partial(Limits, pdf_engine=request.param))
+    return str(request.param)
 
 
 @dataclass

@@ -13,7 +13,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fetchledger import Document, Ledger
-from fetchledger.models import outcomes_text
 from fetchledger.text.normalize import LINE_BREAKS
 
 from web.webserver import LoopbackServer, Reply
@@ -37,7 +36,7 @@ def test_hostile_page_cannot_start_a_line_or_forge_an_id(tmp_path: Path, ledger:
     page = tmp_path / "hostile.html"
     page.write_text(HOSTILE)
     got = ledger.read(page, k=10)
-    lines = outcomes_text([got]).split("\n")
+    lines = got.text_lines()
     assert lines[0].startswith("[1] ")
     assert "\n" not in got.source.header()
     for line in lines[1:]:
@@ -62,7 +61,7 @@ def test_any_title_and_text_give_well_formed_lines(title: str, body: str) -> Non
         except Exception as error:  # only "no text" may refuse it
             assert type(error).__name__ == "EmptyContent"
             return
-        lines = outcomes_text([got]).split("\n")
+        lines = got.text_lines()
         assert len(lines) == 1 + len(got.snippets)
         assert HEADER.match(lines[0]) and lines[0].startswith("[1] ")
         for line in lines[1:]:

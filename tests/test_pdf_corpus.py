@@ -17,8 +17,9 @@ from pdfgen import RawPage, make_pdf
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus" / "pdf"
 if not CORPUS.is_dir():
     CORPUS = Path("/work/shared/corpus/pdf")
-pytestmark = pytest.mark.skipif(not (CORPUS / "manifest.json").is_file(),
-                                reason="the shared PDF corpus is absent")
+pytestmark = [pytest.mark.skipif(not (CORPUS / "manifest.json").is_file(),
+                                 reason="the shared PDF corpus is absent"),
+              pytest.mark.usefixtures("engine")]
 
 
 def manifest() -> list[dict[str, Any]]:

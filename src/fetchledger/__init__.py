@@ -8,6 +8,15 @@ source in the same call, and hands out numbered verbatim snippets
 from __future__ import annotations
 
 from ._version import __version__
+from .adapters.curl_args import CurlCommand, parse_curl
+from .batch.lines import (
+    BatchInput,
+    BatchOutcome,
+    Skipped,
+    batch_json_line,
+    batch_summary,
+    read_batch_inputs,
+)
 from .config import Limits, resolve_ledger_path
 from .document import Document, Page
 from .errors import (
@@ -39,15 +48,32 @@ from .errors import (
     UnknownSource,
     UnsupportedType,
 )
+from .identity.commands import command_line
+from .identity.secrets import shown_url
 from .ledger import Ledger
-from .models import Attempt, Failure, Outcome, Retrieval, Snippet, Source, SourceDetails
+from .models import (
+    Attempt,
+    Failure,
+    Outcome,
+    Retrieval,
+    Snippet,
+    Source,
+    SourceDetails,
+    error_lines,
+    exit_code_for,
+    tool_error_lines,
+    warning_line,
+)
 
 __all__ = [
     "Attempt",
     "BadInput",
+    "BatchInput",
+    "BatchOutcome",
     "BlockedAddress",
     "CommandFailed",
     "CorruptContent",
+    "CurlCommand",
     "DNSError",
     "Document",
     "EmptyContent",
@@ -75,6 +101,7 @@ __all__ = [
     "RetrievalFailed",
     "RetrievalTimeout",
     "RobotsDenied",
+    "Skipped",
     "Snippet",
     "Source",
     "SourceDetails",
@@ -82,5 +109,15 @@ __all__ = [
     "UnknownSource",
     "UnsupportedType",
     "__version__",
+    "batch_json_line",
+    "batch_summary",
+    "command_line",
+    "error_lines",
+    "exit_code_for",
+    "parse_curl",
+    "read_batch_inputs",
     "resolve_ledger_path",
+    "shown_url",
+    "tool_error_lines",
+    "warning_line",
 ]

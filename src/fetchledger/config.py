@@ -37,6 +37,7 @@ class Limits:
     max_pdf_pages: int = 2_000
     pdf_timeout: float = 120.0  # wall clock for extracting one PDF (in a child process)
     pdf_memory: int = 1 << 30  # address space the PDF extraction may add (bytes)
+    pdf_engine: str = "auto"  # PDF text: "auto" (PDFium, pypdf per page), "pdfium", "pypdf"
     command_timeout: float = 60.0
     max_command_output: int = 10_000_000
     max_raw_stored: int = 25_000_000  # raw bytes kept per version (compressed)

@@ -50,7 +50,7 @@ if TYPE_CHECKING:
     from .adapters.curl_args import CurlCommand
     from .adapters.http import HttpAdapter
     from .adapters.web import WebAdapter
-    from .batch.scheduler import BatchInput, BatchOutcome
+    from .batch.lines import BatchInput, BatchOutcome
     from .net.client import HTTPClient, HTTPRequest
 
 __all__ = ["Ledger"]

@@ -48,14 +48,19 @@ from mcp_types import (
 )
 from pydantic import Field, ValidationError
 
-from ._version import __version__
-from .cite import check, render
-from .config import allow_private_from_env, resolve_ledger_path
-from .errors import FetchLedgerError, InvalidArgument, InvalidPath
-from .identity.commands import command_line
-from .ledger import Ledger
-from .models import Failure, Retrieval
-from .text.normalize import one_line
+from fetchledger import (
+    Failure,
+    FetchLedgerError,
+    InvalidArgument,
+    InvalidPath,
+    Ledger,
+    Retrieval,
+    __version__,
+    command_line,
+    shown_url,
+    tool_error_lines,
+)
+from fetchledger.cite import check, render
 
 __all__ = [
     "DATA_PREFACE",
@@ -215,12 +220,9 @@ class ServerConfig:
     ) -> "ServerConfig":
         """Resolve the options (bad ones raise BadInput, exit 2) and open the ledger
         once, so that an unusable ledger stops the server before it serves (exit 4)."""
-        config = cls(
-            resolve_ledger_path(ledger),
-            allow_private_from_env() if allow_private is None else allow_private,
-            tuple(allow_hosts), Roots.from_options(roots), CommandAllowlist.from_names(commands))
-        config.open().close()
-        return config
+        folders, allowed = Roots.from_options(roots), CommandAllowlist.from_names(commands)
+        with Ledger(ledger, allow_private=allow_private, allow_hosts=allow_hosts) as opened:
+            return cls(opened.path, opened.allow_private, opened.allow_hosts, folders, allowed)
 
     def open(self) -> Ledger:
         return Ledger(self.ledger, allow_private=self.allow_private,
@@ -243,17 +245,13 @@ def _data(lines: Sequence[str], structured: dict[str, Any]) -> CallToolResult:
 
 
 def _retrieved(retrieval: Retrieval) -> CallToolResult:
-    warnings = [f"fetchledger: warning: [{retrieval.source.id}] {one_line(w)}"
-                for w in retrieval.warnings]
-    return _data([*retrieval.text_lines(), *warnings], retrieval.to_json())
+    return _data([*retrieval.text_lines(), *retrieval.warning_lines()], retrieval.to_json())
 
 
 def _failed(shown: str, error: FetchLedgerError) -> CallToolResult:
     """``STATUS: message`` (and the hint), with the §5 error object."""
-    lines = [f"{error.status}: {one_line(error.message)}"]
-    if error.hint:
-        lines.append(f"hint: {one_line(error.hint)}")
-    return _result(lines, Failure.from_error(shown, error).to_json(), error=True)
+    return _result(tool_error_lines(error), Failure.from_error(shown, error).to_json(),
+                   error=True)
 
 
 # --- the tools ----------------------------------------------------------------------------
@@ -278,8 +276,6 @@ class LedgerTools:
         query: Annotated[str, Field(description=_QUERY)] = "",
         k: Annotated[int, Field(ge=1, description=_K)] = 3,
     ) -> CallToolResult:
-        from .identity.secrets import shown_url
-
         return self._call(shown_url(url),
                           lambda ledger: _retrieved(ledger.fetch(url, query=query or None, k=k)))
 
@@ -293,8 +289,6 @@ class LedgerTools:
         body: Annotated[str, Field(description="The request body, sent as is.")] = "",
         query: Annotated[str, Field(description=_QUERY)] = "",
     ) -> CallToolResult:
-        from .identity.secrets import shown_url
-
         return self._call(f"{method} {shown_url(url)}", lambda ledger: _retrieved(
             ledger.http_request(method, url, headers=headers, body=body or None,
                                 query=query or None)))
@@ -367,13 +361,7 @@ class LedgerTools:
             rendered = render(ledger, text, style=style)
             lines = [rendered.block] if rendered.block else [
                 "fetchledger: the draft cites no source"]
-            structured = {
-                "style": style, "changed": rendered.changed,
-                "numbers": {str(k): v for k, v in rendered.numbers.items()},
-                "sources": [ledger.source(i).to_json() for i in rendered.ids],
-                "block": rendered.block, "text": rendered.text,
-            }
-            return _result(lines, structured)
+            return _result(lines, rendered.to_json())
 
         return self._call("draft", build)
 

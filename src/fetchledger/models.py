@@ -1,14 +1,15 @@
 """What the ledger hands back: sources, snippets, retrievals, failures, attempts.
 
 Each type knows its §5 JSON shape and its text lines, so the CLI and the MCP
-server print exactly the same thing.
+server print exactly the same thing. Error and warning lines are formatted
+here and nowhere else (:func:`error_lines`, :func:`warning_line`,
+:func:`tool_error_lines`).
 """
 
 from __future__ import annotations
 
-import json
 import posixpath
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
@@ -24,11 +25,37 @@ __all__ = [
     "Snippet",
     "Source",
     "SourceDetails",
+    "error_lines",
     "exit_code_for",
-    "outcomes_json",
-    "outcomes_text",
     "page_suffix",
+    "tool_error_lines",
+    "warning_line",
 ]
+
+
+# --- error and warning lines: the one place they are formatted -------------------------
+
+
+def error_lines(message: str, hint: str | None = None) -> list[str]:
+    """``fetchledger: error: MESSAGE`` and, when there is one, ``hint: HINT``: how every
+    failure reads on stderr (each one line, whatever the message holds)."""
+    lines = [f"fetchledger: error: {one_line(message)}"]
+    if hint:
+        lines.append(f"hint: {one_line(hint)}")
+    return lines
+
+
+def warning_line(message: str) -> str:
+    """``fetchledger: warning: MESSAGE`` (one line)."""
+    return f"fetchledger: warning: {one_line(message)}"
+
+
+def tool_error_lines(error: FetchLedgerError) -> list[str]:
+    """An MCP tool error: ``STATUS: message`` and, when there is one, ``hint: HINT``."""
+    lines = [f"{error.status}: {one_line(error.message)}"]
+    if error.hint:
+        lines.append(f"hint: {one_line(error.hint)}")
+    return lines
 
 
 @dataclass(frozen=True)
@@ -135,6 +162,10 @@ class Retrieval:
     def text_lines(self) -> list[str]:
         return [self.source.header(), *(s.text_line() for s in self.snippets)]
 
+    def warning_lines(self) -> list[str]:
+        """One ``fetchledger: warning: [N] ...`` line per warning."""
+        return [warning_line(f"[{self.source.id}] {w}") for w in self.warnings]
+
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
             "source": self.source.to_json(),
@@ -202,10 +233,12 @@ class Failure:
     def to_json(self) -> dict[str, Any]:
         return {"input": self.input, "error": {"status": self.status, "message": self.message}}
 
-    def error_line(self) -> str:
-        if self.exit_code == 2:  # bad input: the message names the input
-            return f"fetchledger: error: {one_line(self.message)}"
-        return f"fetchledger: error: {self.input}: {self.status}: {one_line(self.message)}"
+    def error_lines(self) -> list[str]:
+        """The error line (and hint line) on stderr: a failed retrieval names its input
+        and status; bad input's message names the input itself."""
+        if self.exit_code == 2:
+            return error_lines(self.message, self.hint)
+        return error_lines(f"{self.input}: {self.status}: {self.message}", self.hint)
 
 
 Outcome = Retrieval | Failure
@@ -236,17 +269,3 @@ def exit_code_for(outcomes: Iterable[Outcome]) -> int:
     if 2 in codes:
         return 2
     return 3 if codes else 0
-
-
-def outcomes_text(outcomes: Sequence[Outcome]) -> str:
-    """Header and snippet lines of every registered input (failures go to stderr)."""
-    lines: list[str] = []
-    for outcome in outcomes:
-        if isinstance(outcome, Retrieval):
-            lines.extend(outcome.text_lines())
-    return "\n".join(lines)
-
-
-def outcomes_json(outcomes: Sequence[Outcome]) -> str:
-    """The §5 JSON array: one object per input, in argument order."""
-    return json.dumps([o.to_json() for o in outcomes], ensure_ascii=False, indent=2)

@@ -15,16 +15,16 @@ from pathlib import Path
 
 import pytest
 
-from fetchledger import Failure, Ledger, Retrieval
-from fetchledger.batch.scheduler import (
+from fetchledger import (
     BatchInput,
-    BatchOptions,
+    Failure,
+    Ledger,
+    Retrieval,
     Skipped,
-    parse_retry_after,
-    read_inputs,
-    run_batch,
-    summary,
+    batch_summary,
+    read_batch_inputs,
 )
+from fetchledger.batch.scheduler import BatchOptions, parse_retry_after, run_batch
 from fetchledger.batch.worker import WORKER_ENTRY, WorkerDied, WorkerPool
 from fetchledger.errors import InvalidArgument
 from procs import children_of, dies_with_killed_parent
@@ -79,7 +79,7 @@ def test_read_inputs_takes_urls_and_json_lines_and_flags_bad_lines() -> None:
              "{broken", '["https://example.org/c"]', '{"query": "no url"}',
              '{"url": "https://example.org/d", "k": 0}', '{"url": "https://e.org", "k": true}',
              '{"url": "https://e.org", "query": 5}', "   # indented comment"]
-    found = read_inputs(lines)
+    found = read_batch_inputs(lines)
     assert found[0] == BatchInput("https://example.org/a", line=3)
     assert found[1] == BatchInput("https://example.org/b", "tides", 2, 4)
     assert [i.line for i in found[2:]] == [5, 6, 7, 8, 9, 10]
@@ -338,7 +338,7 @@ def test_a_rerun_skips_registered_inputs_and_retries_failed_ones(
     assert sorted(rows(ledger_path, "SELECT id, locator FROM source WHERE id < 3")) in (
         [(1, urls[0]), (2, urls[2])], [(1, urls[2]), (2, urls[0])])
     assert rows(ledger_path, "SELECT id, locator FROM source WHERE id >= 3") == [(3, urls[1])]
-    assert summary(second) == "3 inputs: 1 ok (1 new source), 2 skipped"
+    assert batch_summary(second) == "3 inputs: 1 ok (1 new source), 2 skipped"
 
 
 def test_refresh_fetches_again_and_a_changed_page_is_a_new_version(

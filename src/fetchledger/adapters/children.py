@@ -26,14 +26,12 @@ in its own process group).
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import functools
 import importlib
 import json
 import logging
 import os
-import pickle
 import signal
 import struct
 import subprocess
@@ -44,7 +42,10 @@ import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import asyncio
 
 __all__ = [
     "JSON",
@@ -102,8 +103,21 @@ JSON = Codec(
     "json",
     lambda value: json.dumps(value, ensure_ascii=False).encode("utf-8", "surrogatepass"),
     lambda body: json.loads(body.decode("utf-8", "surrogatepass")))
-PICKLE = Codec(
-    "pickle", functools.partial(pickle.dumps, protocol=pickle.HIGHEST_PROTOCOL), pickle.loads)
+
+
+def _pickle_dumps(value: Any) -> bytes:
+    import pickle  # only where pickle frames are spoken (the batch processes)
+
+    return pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def _pickle_loads(body: bytes) -> Any:
+    import pickle
+
+    return pickle.loads(body)
+
+
+PICKLE = Codec("pickle", _pickle_dumps, _pickle_loads)
 
 
 def encode_frame(value: Any, codec: Codec) -> bytes:

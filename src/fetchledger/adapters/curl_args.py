@@ -13,7 +13,7 @@ files, disable TLS checks or bypass the address policy are refused.
 
 fetchledger's own options may stand anywhere among them: ``--ledger PATH``,
 ``--allow-private``, ``--allow-host NAME``, ``--query Q``, ``--snippets N``
-(see :func:`split_own_options`).
+(:func:`parse_curl` takes them out into :attr:`CurlCommand.options`).
 """
 
 from __future__ import annotations
@@ -21,15 +21,18 @@ from __future__ import annotations
 import base64
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 from ..errors import InvalidArgument, InvalidPath
 from ..identity.urls import redact_url
-from ..net.client import HTTPRequest
 
-__all__ = ["CurlCommand", "OwnOptions", "parse_curl_args", "split_own_options"]
+if TYPE_CHECKING:
+    from ..net.client import HTTPRequest
+
+__all__ = ["CurlCommand", "OwnOptions", "parse_curl", "parse_curl_args", "split_own_options"]
 
 # option -> (takes a value, canonical long name)
 _LONG: dict[str, tuple[bool, str]] = {
@@ -92,6 +95,7 @@ class CurlCommand:
     follow: bool = False
     max_time: float | None = None
     extra_secrets: tuple[str, ...] = field(default=(), compare=False, repr=False)
+    options: OwnOptions = field(default_factory=OwnOptions, compare=False)
 
     @property
     def content_type(self) -> str:
@@ -109,8 +113,18 @@ class CurlCommand:
             return "the curl request"
 
     def http_request(self) -> HTTPRequest:
+        from ..net.client import HTTPRequest  # imports httpx: only once a request is sent
+
         return HTTPRequest(self.url, self.method, self.headers, self.body,
                            follow_redirects=self.follow, total_timeout=self.max_time)
+
+
+def parse_curl(args: Sequence[str]) -> CurlCommand:
+    """A command line as ``fetchledger curl`` takes it: curl's arguments, with
+    fetchledger's own options anywhere among them (in :attr:`CurlCommand.options`).
+    InvalidArgument (exit 2) for what curl would reject or fetchledger does not support."""
+    rest, own = split_own_options(args)
+    return replace(parse_curl_args(rest), options=own)
 
 
 def split_own_options(args: Sequence[str]) -> tuple[list[str], OwnOptions]:

@@ -4,7 +4,9 @@ Main text and metadata come from trafilatura; when it finds no main text,
 a plain-text fallback over the cleaned tree keeps what is readable. Hidden
 elements (``hidden``, ``aria-hidden="true"``, ``display:none``,
 ``visibility:hidden``) and inert ones (``<template>``, ``<noscript>``) are
-removed before either sees the page, so text a reader cannot see is never quoted.
+removed before either sees the page, so text a reader cannot see is never quoted;
+the page's citation apparatus goes too, and soft line breaks join
+(:mod:`.htmlprose`). Table rows are stored one per line, cells trimmed.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import contextlib
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 import lxml.etree
 import lxml.html
@@ -20,6 +23,10 @@ import lxml.html
 from ..errors import CorruptContent
 from ..text.normalize import clean_lines, decode_bytes, one_line
 from .htmldepth import cap_depth, too_deep
+from .htmlprose import formulas_as_text, join_soft_breaks, prepare_prose, table_row
+
+if TYPE_CHECKING:
+    import trafilatura.settings
 
 __all__ = ["Extracted", "decode_html", "extract_html", "extractor_version"]
 
@@ -59,11 +66,17 @@ class Extracted:
     extractor: str
 
 
+# Bumped whenever what this module stores for the same bytes changes, so a version
+# records which extraction made its text (``reextract`` compares it).
+EXTRACTION_REVISION = 2
+
+
 @lru_cache(maxsize=1)
 def extractor_version() -> str:
+    """trafilatura's version and this module's revision: ``2.3.1+fetchledger.2``."""
     import trafilatura
 
-    return str(trafilatura.__version__)
+    return f"{trafilatura.__version__}+fetchledger.{EXTRACTION_REVISION}"
 
 
 def decode_html(raw: bytes, declared: str | None = None, *, locator: str = "") -> str:
@@ -111,30 +124,34 @@ def _parse(html: str, locator: str) -> lxml.html.HtmlElement:
     tree = _tree(html, locator)
     if too_deep(tree):  # libxml2 dropped everything past a depth of 256
         tree = _tree(cap_depth(html), locator)
+    formulas_as_text(tree)  # before hidden elements go: MediaWiki hides its MathML
     for element in tree.xpath(_MAYBE_HIDDEN_XPATH):
         hidden = (element.tag in _INERT or element.get("hidden") is not None
                   or element.get("aria-hidden", "").strip().lower() == "true"
                   or _HIDDEN_STYLE.search(element.get("style") or ""))
         if hidden and element.getparent() is not None and element.tag not in ("html", "body"):
             element.drop_tree()
-    _render_quote_whitespace(tree)
+    prepare_prose(tree)
     return tree
 
 
-_SPACES = re.compile(r"\s+")
+def _main_text(found: trafilatura.settings.Document) -> str:
+    """trafilatura's text, with the soft line breaks of its paragraphs joined."""
+    from trafilatura.xml import xmltotxt
+
+    body = found.body
+    if body is not None and join_soft_breaks(body, tei=True):
+        return xmltotxt(body, False)
+    return found.text or ""
 
 
-def _render_quote_whitespace(tree: lxml.html.HtmlElement) -> None:
-    """A line break in the source of a quotation renders as a space; trafilatura keeps
-    it there (it does not elsewhere), which would split one quoted paragraph in two."""
-    for quote in tree.xpath("//blockquote[not(ancestor::pre)] | //q[not(ancestor::pre)]"):
-        for element in quote.iter():
-            if element.tag in ("pre", "code", "textarea") or element.xpath("ancestor::pre"):
-                continue
-            if element.text and "\n" in element.text:
-                element.text = _SPACES.sub(" ", element.text)
-            if element is not quote and element.tail and "\n" in element.tail:
-                element.tail = _SPACES.sub(" ", element.tail)
+def _stored_lines(text: str) -> str:
+    """Extracted text as stored text: lines cleaned, table rows as cells (see above)."""
+    lines = []
+    for line in clean_lines(text).split("\n"):
+        row = table_row(line)
+        lines.append(line if row is None else row)
+    return clean_lines("\n".join(lines))
 
 
 def _metadata(tree: lxml.html.HtmlElement, url: str | None) -> dict[str, str | None]:
@@ -182,6 +199,7 @@ def _fallback_text(tree: lxml.html.HtmlElement) -> str:
     """Readable text of the body, one block element per line."""
     body = tree.find("body")
     root = body if body is not None else tree
+    join_soft_breaks(root)
     for element in root.iter(*_NOT_TEXT):
         if element.getparent() is not None:
             element.drop_tree()
@@ -215,7 +233,7 @@ def extract_html(html: str, url: str | None = None, *, locator: str = "") -> Ext
         deduplicate=False,
     )
     found = result if isinstance(result, trafilatura.settings.Document) else None
-    text = clean_lines(found.text or "") if found is not None else ""
+    text = _stored_lines(_main_text(found)) if found is not None else ""
     extractor = "trafilatura"
     if not text:  # trafilatura changed the tree: parse again for the fallback
         text, extractor = _fallback_text(_parse(html, locator)), "html-text"

@@ -1,15 +1,26 @@
-"""PDF files: text per page (pypdf), wrapped lines joined, page numbers and labels.
+"""PDF files: text per page (PDFium, pypdf where it reads a page better), wrapped
+lines joined, page numbers and labels.
 
-pypdf runs in a limited child process (:mod:`.sandbox`): a hostile file
-cannot hang or exhaust the caller. The child sends one frame about the
+Both engines run in a limited child process (:mod:`.sandbox`): a hostile file
+cannot hang, exhaust or crash the caller. The child sends one frame about the
 document, then one per page; this process turns them into stored text (one
 paragraph per line, see :mod:`.pdftext`) with a :class:`~fetchledger.document.Page`
 span per physical page, so passages never cross a page.
 
+The choice rule (``Limits.pdf_engine="auto"``): PDFium opens the document
+and reads every page; a page whose PDFium text is empty, looks garbled, has
+glyphs without a Unicode mapping, or holds right-to-left script is read by
+pypdf as well, and pypdf's text is kept when it scores better (text over
+none, clean over garbled, logical right-to-left order, fewer unmapped
+glyphs). A file PDFium cannot parse is read by pypdf alone; a child that
+PDFium crashes (an abort on a memory cap) is run again with pypdf alone in the
+time left. The version records which engine produced each page
+(``meta["engines"]``) and ``extractor`` names the engines used.
+
 Failures map to attempts: an encrypted file without (or with a wrong)
 password is ``needs_password``; pages that hold only images are
-``no_text_layer``; a file pypdf cannot parse, or whose extraction runs past
-the time limit, is ``corrupt``; one that needs more memory or yields more
+``no_text_layer``; a file neither engine can parse, or whose extraction runs
+past the time limit, is ``corrupt``; one that needs more memory or yields more
 text than the limits allow is ``too_large``. A page that fails on its own
 leaves the others readable and is named in ``Document.warnings``, as are
 image-only pages and text that looks garbled (a broken font mapping).
@@ -17,7 +28,9 @@ image-only pages and text that looks garbled (a broken font mapping).
 
 from __future__ import annotations
 
-import io
+import faulthandler
+import re
+import time
 from typing import Any
 
 from ..config import Limits
@@ -31,6 +44,14 @@ from ..errors import (
     TooLarge,
 )
 from ..text.normalize import one_line
+from .pdfengines import (
+    Engine,
+    OpenFailed,
+    PageText,
+    PdfiumEngine,
+    PypdfEngine,
+    open_engine,
+)
 from .pdftext import (
     garbled_reason,
     heading_title,
@@ -40,7 +61,9 @@ from .pdftext import (
 )
 from .sandbox import ChildFailed, ChildLimits, Emit, run_in_child
 
-__all__ = ["extract_pages", "read_pdf"]
+__all__ = ["PDF_ENGINES", "extract_pages", "read_pdf"]
+
+PDF_ENGINES = ("auto", "pdfium", "pypdf")
 
 _ENTRY = "fetchledger.adapters.pdf:extract_pages"
 
@@ -63,24 +86,47 @@ def read_pdf(
     ledger limits the quotes to the requested pages.
     """
     del pages
-    # Imported here once (with what pypdf imports lazily while extracting), so a
-    # forked child starts with them instead of importing them on every file.
-    import pypdf
-    import pypdf._codecs._codecs
-    import pypdf.filters  # noqa: F401
-
-    child_limits = ChildLimits(limits.pdf_timeout, limits.pdf_memory, limits.max_decoded_bytes)
-    params = {"password": password, "max_pages": limits.max_pdf_pages}
-    try:
-        frames = run_in_child(_ENTRY, raw, params, child_limits)
-    except ChildFailed as failed:
-        raise _child_error(failed, locator) from None
     if kind not in KINDS:
         raise ValueError(f"unknown source kind {kind!r}")
+    engine = limits.pdf_engine
+    if engine not in PDF_ENGINES:
+        raise ValueError(f"unknown PDF engine {engine!r} (one of {', '.join(PDF_ENGINES)})")
+    _preload()
+    deadline = time.monotonic() + limits.pdf_timeout
+    params = {"password": password, "max_pages": limits.max_pdf_pages, "engine": engine}
+    try:
+        frames = _run(raw, params, limits, deadline)
+    except ChildFailed as failed:
+        if engine != "auto" or failed.reason != "crashed":
+            raise _child_error(failed, locator, limits) from None
+        # PDFium aborted the child (it aborts when an allocation hits the memory
+        # cap): pypdf alone gets the time that is left.
+        try:
+            frames = _run(raw, {**params, "engine": "pypdf"}, limits, deadline)
+        except ChildFailed as again:
+            raise _child_error(again, locator, limits) from None
     return _document(frames, raw=raw, locator=locator, meta=meta, name=name, kind=kind)
 
 
-def _child_error(failed: ChildFailed, locator: str) -> RetrievalFailed:
+def _preload() -> None:
+    """Import both engines (and what pypdf imports lazily while extracting) here,
+    once, so a forked child starts with them instead of importing them per file."""
+    import pypdf
+    import pypdf._codecs._codecs
+    import pypdf.filters  # noqa: F401
+    import pypdfium2
+    import pypdfium2.raw  # noqa: F401
+
+
+def _run(
+    raw: bytes, params: dict[str, Any], limits: Limits, deadline: float
+) -> list[dict[str, Any]]:
+    timeout = max(deadline - time.monotonic(), 0.001)
+    child_limits = ChildLimits(timeout, limits.pdf_memory, limits.max_decoded_bytes)
+    return run_in_child(_ENTRY, raw, params, child_limits)
+
+
+def _child_error(failed: ChildFailed, locator: str, limits: Limits) -> RetrievalFailed:
     if failed.reason == "memory":
         return TooLarge(f"reading the PDF {failed.detail}", locator=locator,
                         hint="Limits(pdf_memory=...) raises the limit")
@@ -88,7 +134,8 @@ def _child_error(failed: ChildFailed, locator: str) -> RetrievalFailed:
         return TooLarge(f"the PDF's text is too large: {failed.detail}", locator=locator)
     if failed.reason == "timeout":
         return CorruptContent(
-            f"reading the PDF stopped: {failed.detail} (a damaged or hostile file, or a "
+            f"reading the PDF stopped: it ran past its time limit of {limits.pdf_timeout:g} s "
+            "(a damaged or hostile file, or a "
             "very long one)", locator=locator,
             hint="Limits(pdf_timeout=...) raises the limit for a long document")
     return CorruptContent(f"cannot read the PDF: {failed.detail}", locator=locator)
@@ -128,14 +175,26 @@ def _document(
     title = (plausible_info_title(head.get("title"))
              or heading_title(next((t for t in texts if t), "")) or name or None)
     author = one_line(head["author"]) if isinstance(head.get("author"), str) else None
+    engines = _engines_by_page(page_frames)
+    versions: dict[str, str] = head.get("versions", {})
     return Document(
         kind=kind, locator=locator, display=locator, text="\n".join(parts), raw=raw,
-        title=title, author=author or None, extractor="pypdf",
-        extractor_version=head.get("pypdf", ""),
+        title=title, author=author or None, extractor="+".join(engines),
+        extractor_version="; ".join(versions.get(name, name) for name in engines),
         meta={**meta, "content_type": "application/pdf", "pages": head["pages"],
-              "encrypted": bool(head.get("encrypted"))},
+              "encrypted": bool(head.get("encrypted")), "engines": engines},
         pages=tuple(spans), warnings=tuple(_warnings(page_frames, texts)),
     )
+
+
+def _engines_by_page(page_frames: list[dict[str, Any]]) -> dict[str, str]:
+    """Which engine produced which pages: ``{"pdfium": "1-4, 6", "pypdf": "5"}``,
+    PDFium first."""
+    numbers: dict[str, list[int]] = {}
+    for frame in page_frames:
+        numbers.setdefault(frame.get("engine", "pypdf"), []).append(frame["n"])
+    order = sorted(numbers, key=lambda name: (name != "pdfium", name))
+    return {name: _ranges(numbers[name]) for name in order}
 
 
 def _failure(frame: dict[str, Any], locator: str) -> RetrievalFailed:
@@ -200,6 +259,12 @@ def _their(frames: list[dict[str, Any]]) -> str:
 
 def _pages_phrase(numbers: list[int]) -> str:
     """``Page 3``, ``Pages 1-4, 7``."""
+    noun = "Page" if len(numbers) == 1 else "Pages"
+    return f"{noun} {_ranges(numbers)}"
+
+
+def _ranges(numbers: list[int]) -> str:
+    """``1-4, 7`` for ascending page numbers."""
     ranges: list[str] = []
     start = previous = numbers[0]
     for number in [*numbers[1:], None]:
@@ -209,134 +274,120 @@ def _pages_phrase(numbers: list[int]) -> str:
         ranges.append(str(start) if start == previous else f"{start}-{previous}")
         if number is not None:
             start = previous = number
-    noun = "Page" if len(numbers) == 1 else "Pages"
-    return f"{noun} {', '.join(ranges)}"
+    return ", ".join(ranges)
 
 
-# --- the child: pypdf over untrusted bytes ------------------------------------------------
+# --- the child: two engines over untrusted bytes -------------------------------------------
+
+# Right-to-left scripts (Hebrew, Arabic, Syriac, Thaana, N'Ko, presentation forms).
+_RTL = re.compile("[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufefc]")
 
 
 def extract_pages(payload: bytes, params: dict[str, Any], emit: Emit) -> None:
     """Runs in the sandbox child: emit a ``doc`` frame, then one ``page`` frame per
-    page, or one ``fail`` frame (status, message, hint)."""
-    import pypdf
-    from pypdf import PasswordType
-    from pypdf.errors import DependencyError
-
-    def fail(status: str, message: str, hint: str | None = None) -> None:
-        emit({"t": "fail", "status": status, "message": message, "hint": hint})
-
+    page (its text and the engine that produced it), or one ``fail`` frame."""
+    # PDFium aborts on a failed allocation: no crash report may reach a terminal
+    faulthandler.disable()
+    choice = params.get("engine", "auto")
+    password = params.get("password")
     try:
-        reader = pypdf.PdfReader(io.BytesIO(payload), strict=False)
-        encrypted = reader.is_encrypted
-        if encrypted:
-            password = params.get("password")
-            try:
-                opened = reader.decrypt(password or "")
-            except DependencyError as exc:
-                fail("corrupt", f"cannot decrypt the PDF: {exc}")
-                return
-            if opened == PasswordType.NOT_DECRYPTED:
-                if password:
-                    fail("needs_password", "the password does not open this encrypted PDF",
-                         "check the password (the user or the owner password opens it)")
-                else:
-                    fail("needs_password", "the PDF is encrypted and needs a password",
-                         "pass --password PASSWORD")
-                return
-        count = len(reader.pages)
-    except MemoryError:
-        raise
-    except Exception as exc:
-        fail("corrupt", f"cannot read the PDF: {_describe(exc)}")
+        primary = _open_primary(choice, payload, password)
+    except OpenFailed as failed:
+        emit({"t": "fail", "status": failed.status, "message": failed.message,
+              "hint": failed.hint})
         return
+    count = primary.page_count()
     if count > params["max_pages"]:
-        fail("too_large", f"the PDF has {count:,} pages, over the cap of "
-                          f"{params['max_pages']:,}")
+        emit({"t": "fail", "status": "too_large", "message": f"the PDF has {count:,} pages, "
+              f"over the cap of {params['max_pages']:,}"})
         return
     if count == 0:
-        fail("empty_content", "the PDF has no pages")
+        emit({"t": "fail", "status": "empty_content", "message": "the PDF has no pages"})
         return
-    emit({"t": "doc", "pages": count, "labels": _labels(reader), "encrypted": encrypted,
-          "pypdf": pypdf.__version__, **_info(reader)})
+    emit({"t": "doc", "pages": count, "labels": primary.labels(),
+          "encrypted": primary.encrypted, **primary.info(),
+          "versions": {"pdfium": PdfiumEngine.version(), "pypdf": PypdfEngine.version()}})
+    second = _SecondOpinion(payload, password) if choice == "auto" and \
+        primary.name == "pdfium" else None
     for index in range(count):
-        emit(_page_frame(reader, index))
+        page, engine = primary.page(index), primary.name
+        if second is not None and _suspect(page):
+            other = second.page(index)
+            if other is not None and _better(other, page):
+                page, engine = other, second.name
+        emit(_page_frame(index, page, engine))
+    primary.close()
 
 
-def _page_frame(reader: Any, index: int) -> dict[str, Any]:
-    frame: dict[str, Any] = {"t": "page", "n": index + 1, "text": ""}
-    page = None
-    try:
-        page = reader.pages[index]
-        frame["text"] = page.extract_text() or ""
-    except MemoryError:
-        frame.update(error="it needs more memory than the limit allows", error_kind="memory")
-    except Exception as exc:
-        frame["error"] = _describe(exc)
-        if type(exc).__name__ == "LimitReachedError":  # pypdf's own cap on inflating
-            frame["error_kind"] = "memory"  # a decompression bomb: too large, not corrupt
-    if page is not None and not frame["text"].strip():
+def _open_primary(choice: str, payload: bytes, password: str | None) -> Engine:
+    """PDFium first (``auto``), pypdf when PDFium cannot parse the file; or the one
+    engine asked for. A password refusal is final: both engines agree on those."""
+    names = ["pdfium", "pypdf"] if choice == "auto" else [choice]
+    failures: list[OpenFailed] = []
+    for name in names:
         try:
-            frame["images"] = _has_images(page)
-        except Exception:
-            frame["images"] = False
-    return frame
+            return open_engine(name, payload, password)
+        except OpenFailed as failed:
+            if failed.status == "needs_password":
+                raise
+            failures.append(failed)
+    if len(failures) == 1:
+        raise failures[0]
+    reasons = "; ".join(f"{name}: {f.message.removeprefix('cannot read the PDF: ')}"
+                        for name, f in zip(names, failures, strict=True))
+    raise OpenFailed(failures[-1].status, f"cannot read the PDF: {reasons}")
 
 
-def _labels(reader: Any) -> list[str] | None:
-    """The printed page labels, when the PDF defines any (None otherwise)."""
-    try:
-        if "/PageLabels" not in reader.root_object:
-            return None
-        return [str(label) for label in reader.page_labels]
-    except Exception:
-        return None
+class _SecondOpinion:
+    """pypdf, opened only when a page of PDFium's needs a second reading."""
+
+    name = "pypdf"
+
+    def __init__(self, payload: bytes, password: str | None) -> None:
+        self._payload, self._password = payload, password
+        self._engine: PypdfEngine | None = None
+        self._failed = False
+
+    def page(self, index: int) -> PageText | None:
+        if self._engine is None and not self._failed:
+            try:
+                self._engine = PypdfEngine(self._payload, self._password)
+            except OpenFailed:
+                self._failed = True
+        return self._engine.page(index) if self._engine is not None else None
 
 
-def _info(reader: Any) -> dict[str, Any]:
-    try:
-        info = reader.metadata
-        if info is None:
-            return {}
-        return {"title": _text_or_none(info.get("/Title")),
-                "author": _text_or_none(info.get("/Author"))}
-    except Exception:
-        return {}  # unreadable metadata never costs the text
+def _suspect(page: PageText) -> bool:
+    """Whether PDFium's reading of a page may be beaten by pypdf's: no text, text
+    that looks garbled, glyphs without a Unicode mapping, or right-to-left script
+    (PDFium keeps the drawing order, which is often the visual one)."""
+    text = page.text
+    return (page.error is not None or not text.strip() or page.unmapped >= 2
+            or garbled_reason(text) is not None or _RTL.search(text) is not None)
 
 
-def _text_or_none(value: Any) -> str | None:
-    try:
-        value = value.get_object() if hasattr(value, "get_object") else value
-    except Exception:
-        return None
-    return str(value) if isinstance(value, str) and value.strip() else None
-
-
-def _has_images(page: Any) -> bool:
-    """Whether a page draws an image (an image XObject, in a form one level down,
-    or an inline image)."""
-
-    def image_in(resources: Any, depth: int) -> bool:
-        resources = resources.get_object() if resources is not None else None
-        xobjects = resources.get("/XObject") if resources else None
-        xobjects = xobjects.get_object() if xobjects is not None else None
-        for ref in (xobjects or {}).values():
-            xobject = ref.get_object()
-            subtype = xobject.get("/Subtype")
-            if subtype == "/Image":
-                return True
-            if subtype == "/Form" and depth < 2 and image_in(xobject.get("/Resources"), depth + 1):
-                return True
-        return False
-
-    if image_in(page.get("/Resources"), 0):
+def _better(other: PageText, page: PageText) -> bool:
+    """Whether pypdf's reading of a page (``other``) beats PDFium's (``page``)."""
+    if not other.text.strip():
+        # neither has text: keep the reading that explains why (an error, images)
+        return not page.text.strip() and not (page.error or page.images) \
+            and bool(other.error or other.images)
+    if not page.text.strip():
         return True
-    contents = page.get_contents()
-    data = contents.get_data() if contents is not None else b""
-    return data.startswith(b"BI") or b"\nBI" in data or b" BI " in data
+    garbled, other_garbled = garbled_reason(page.text), garbled_reason(other.text)
+    if garbled or other_garbled:
+        return not other_garbled
+    if _RTL.search(page.text):
+        return True  # pypdf orders right-to-left runs logically
+    return other.unmapped / len(other.text) < page.unmapped / len(page.text)
 
 
-def _describe(exc: BaseException) -> str:
-    text = one_line(str(exc))
-    name = type(exc).__name__
-    return f"{name}: {text}"[:300] if text else name
+def _page_frame(index: int, page: PageText, engine: str) -> dict[str, Any]:
+    frame: dict[str, Any] = {"t": "page", "n": index + 1, "text": page.text, "engine": engine}
+    if page.error:
+        frame["error"] = page.error
+        if page.error_kind:
+            frame["error_kind"] = page.error_kind
+    if not page.text.strip():
+        frame["images"] = page.images
+    return frame

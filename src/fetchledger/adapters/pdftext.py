@@ -6,8 +6,9 @@ wrapped lines are joined into paragraphs here:
 - A line is joined to the next when it is *wrapped*: it reaches near the
   page's text width, or it stops without sentence-ending punctuation and the
   next line goes on in lower case (or the line ends on a comma, a connective
-  such as "and"/"the", or a hyphen). A short line that ends a sentence, a
-  heading-like line (title case, capitals, no final punctuation), a line
+  such as "and"/"the", or a hyphen; a line ending on a connective goes on even
+  when it looks like a heading, as a wrapped title does). A short line that ends a
+  sentence, a heading-like line (title case, capitals, no final punctuation), a line
   with no letters (page numbers, table figures) and a line that starts a list
   item stand on their own.
 - A word hyphenated across a line break is rejoined *without* the hyphen
@@ -26,6 +27,7 @@ from __future__ import annotations
 import itertools
 import math
 import re
+import sys
 import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -33,10 +35,12 @@ from collections.abc import Iterable, Sequence
 from ..text.normalize import clean_lines, normalize_newlines, one_line
 
 __all__ = [
+    "continues",
     "garbled_reason",
     "heading_title",
     "page_paragraphs",
     "plausible_info_title",
+    "text_width",
     "vocabulary",
 ]
 
@@ -79,7 +83,7 @@ def page_paragraphs(text: str, words: Counter[str] | None = None) -> str:
     lines = [line for line in lines if line]
     if not lines:
         return ""
-    width = _text_width(lines)
+    width = text_width(lines)
     paragraphs: list[str] = [lines[0]]
     for previous, line in itertools.pairwise(lines):
         joined = _join(paragraphs[-1], previous, line, width, words)
@@ -90,10 +94,18 @@ def page_paragraphs(text: str, words: Counter[str] | None = None) -> str:
     return clean_lines("\n".join(paragraphs))
 
 
-def _text_width(lines: Sequence[str]) -> int:
+def text_width(lines: Sequence[str]) -> int:
     """The length a full line of this page reaches (its 90th-percentile line length)."""
     lengths = sorted(len(line) for line in lines)
     return lengths[math.ceil(0.9 * (len(lengths) - 1))]
+
+
+def continues(previous: str, line: str, width: int | None = None) -> bool:
+    """Does ``line`` go on the paragraph whose last visual line is ``previous``? The
+    rules above, shared with the soft line breaks (``<br>``) of HTML; ``width`` is the
+    length a full line reaches, None where lines are not wrapped at a width (then no
+    line counts as full, and only the words decide)."""
+    return _join(previous, previous, line, width or sys.maxsize, None) is not None
 
 
 def _join(
@@ -114,10 +126,13 @@ def _join(
         return None
     if long_line:
         return f"{paragraph} {line}"
+    # A line ending on a connective never ends a paragraph, not even a title's
+    # ("The Theory of" + "Everything"); a heading is otherwise a line of its own.
+    if previous.rsplit(" ", 1)[-1].lower() in _CONNECTIVES:
+        return f"{paragraph} {line}"
     if _looks_like_heading(previous):
         return None
-    last_word = previous.rsplit(" ", 1)[-1].lower()
-    if line[0].islower() or previous.endswith(",") or last_word in _CONNECTIVES:
+    if line[0].islower() or previous.endswith(","):
         return f"{paragraph} {line}"
     return None
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidArgument, UnknownSource
-from ..models import page_suffix
+from ..models import Source, page_suffix
 from ..text.passages import display_line
 from .bibliography import bibtex_entry, csl_item
 from .citations import Citations, read_citations
@@ -40,15 +40,31 @@ class Rendered:
 
     text: str
     block: str
-    ids: tuple[int, ...]
+    sources: tuple[Source, ...]  # the cited sources, in the block's order
     numbers: dict[int, int]
     style: str
     original: str
 
     @property
+    def ids(self) -> tuple[int, ...]:
+        return tuple(source.id for source in self.sources)
+
+    @property
     def changed(self) -> bool:
         """Does the rendered draft differ from the draft as given?"""
         return self.text != self.original
+
+    def to_json(self, *, with_text: bool = True) -> dict[str, Any]:
+        """The style, whether the draft changed, the numbers shown (as strings) and their
+        ids, the cited sources and the block; with ``with_text`` the rendered draft too."""
+        data: dict[str, Any] = {
+            "style": self.style, "changed": self.changed,
+            "numbers": {str(k): v for k, v in self.numbers.items()},
+            "sources": [source.to_json() for source in self.sources], "block": self.block,
+        }
+        if with_text:
+            data["text"] = self.text
+        return data
 
 
 def render(
@@ -110,8 +126,7 @@ def render_citations(
         for start, end, new in sorted(edits, reverse=True):
             text = text[:start] + new + text[end:]
     stdout = "\n\n".join(body) if style in ("bibtex", "evidence") else "\n".join(body)
-    return Rendered(text, stdout, tuple(e.source.id for e in entries), numbers, style,
-                    draft.text)
+    return Rendered(text, stdout, tuple(e.source for e in entries), numbers, style, draft.text)
 
 
 def _check_block(citations: Citations) -> None:

@@ -10,15 +10,22 @@ from typing import Any, NoReturn, TypeVar
 
 import click
 
-from .._version import __version__
-from ..errors import FetchLedgerError
-from ..ledger import Ledger
-from ..models import Failure, Outcome, Retrieval, exit_code_for, outcomes_json, outcomes_text
+from fetchledger import (
+    Failure,
+    FetchLedgerError,
+    Ledger,
+    Outcome,
+    Retrieval,
+    __version__,
+    error_lines,
+    exit_code_for,
+)
 
 __all__ = [
     "F",
     "Settings",
     "cli",
+    "echo_lines",
     "emit_outcomes",
     "emit_retrievals",
     "global_options",
@@ -28,7 +35,6 @@ __all__ = [
     "print_json",
     "query_option",
     "settings",
-    "warn",
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -120,8 +126,9 @@ def print_json(data: Any) -> None:
     click.echo(json.dumps(data, ensure_ascii=False, indent=2))
 
 
-def warn(message: str) -> None:
-    click.echo(f"fetchledger: warning: {message}", err=True)
+def echo_lines(lines: Sequence[str], *, err: bool = False) -> None:
+    for line in lines:
+        click.echo(line, err=err)
 
 
 def emit_outcomes(ctx: click.Context, outcomes: Sequence[Outcome]) -> None:
@@ -129,19 +136,15 @@ def emit_outcomes(ctx: click.Context, outcomes: Sequence[Outcome]) -> None:
     2 if any input was bad, else 3 if any retrieval failed, else 0."""
     as_json = settings(ctx).json
     if as_json:
-        click.echo(outcomes_json(outcomes))
+        print_json([o.to_json() for o in outcomes])
     else:
-        text = outcomes_text(outcomes)
-        if text:
-            click.echo(text)
+        echo_lines([line for o in outcomes if isinstance(o, Retrieval)
+                    for line in o.text_lines()])
     for outcome in outcomes:
         if isinstance(outcome, Failure):
-            click.echo(outcome.error_line(), err=True)
-            if outcome.hint:
-                click.echo(f"hint: {outcome.hint}", err=True)
+            echo_lines(outcome.error_lines(), err=True)
         elif not as_json:
-            for warning in outcome.warnings:
-                warn(f"[{outcome.source.id}] {warning}")
+            echo_lines(outcome.warning_lines(), err=True)
     ctx.exit(exit_code_for(outcomes))
 
 
@@ -181,9 +184,7 @@ class FetchLedgerGroup(click.Group):
 
 
 def _fail(message: str, hint: str | None, code: int) -> NoReturn:
-    click.echo(f"fetchledger: error: {' '.join(message.split())}", err=True)
-    if hint:
-        click.echo(f"hint: {' '.join(hint.split())}", err=True)
+    echo_lines(error_lines(message, hint), err=True)
     sys.exit(code)
 
 

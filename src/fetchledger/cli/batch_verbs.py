@@ -5,16 +5,23 @@ from __future__ import annotations
 import sys
 import time
 from types import TracebackType
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, Any
 
 import click
 
-from ..errors import InvalidArgument, InvalidPath
-from ..models import Failure, Retrieval, exit_code_for
-from ._base import cli, global_options, k_option, open_ledger, query_option, settings
+from fetchledger import (
+    BatchOutcome,
+    Failure,
+    InvalidArgument,
+    InvalidPath,
+    Retrieval,
+    batch_json_line,
+    batch_summary,
+    exit_code_for,
+    read_batch_inputs,
+)
 
-if TYPE_CHECKING:
-    from ..batch.scheduler import BatchOutcome
+from ._base import cli, global_options, k_option, open_ledger, query_option, settings
 
 
 @cli.command()
@@ -48,14 +55,12 @@ def batch(ctx: click.Context, file: IO[bytes], query: str | None, k: int, concur
     status on stderr. Exit 2 if any input was bad, else 3 if any retrieval
     failed, else 0.
     """
-    from ..batch.scheduler import read_inputs, summary
-
     name = getattr(file, "name", "-")
     try:
         text = file.read().decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise InvalidPath(f"{name} is not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
-    inputs = read_inputs(text.splitlines())
+    inputs = read_batch_inputs(text.splitlines())
     if not inputs:
         raise InvalidArgument(f"no URLs in {name} (blank lines and # comments are ignored)")
     ledger = open_ledger(ctx)
@@ -64,7 +69,8 @@ def batch(ctx: click.Context, file: IO[bytes], query: str | None, k: int, concur
         outcomes = ledger.batch(inputs, query=query, k=k, concurrency=concurrency,
                                 per_host=per_host, refresh=refresh, robots=not no_robots,
                                 on_outcome=output.emit)
-    click.echo(f"fetchledger: batch: {summary(outcomes, time.monotonic() - started)}", err=True)
+    seconds = time.monotonic() - started
+    click.echo(f"fetchledger: batch: {batch_summary(outcomes, seconds)}", err=True)
     ctx.exit(exit_code_for(o for o in outcomes if isinstance(o, (Retrieval, Failure))))
 
 
@@ -106,20 +112,17 @@ class _Output:
             self.progress.stop()
 
     def emit(self, outcome: BatchOutcome, shown: str) -> None:
-        from ..batch.scheduler import batch_json_line
-
         if self.as_json:
             self._line(batch_json_line(outcome, shown))
         elif not isinstance(outcome, Failure):
             for line in outcome.text_lines():
                 self._line(line)
         if isinstance(outcome, Failure):
-            self._line(outcome.error_line(), err=True)
-            if outcome.hint:
-                self._line(f"hint: {outcome.hint}", err=True)
+            for line in outcome.error_lines():
+                self._line(line, err=True)
         elif isinstance(outcome, Retrieval) and not self.as_json:
-            for warning in outcome.warnings:
-                self._line(f"fetchledger: warning: [{outcome.source.id}] {warning}", err=True)
+            for line in outcome.warning_lines():
+                self._line(line, err=True)
         if self.progress is not None:
             self.progress.advance(self.task)
 

@@ -9,10 +9,9 @@ from pathlib import Path
 
 import click
 
-from ..cite import STYLES, check, render
-from ..cite.export import FORMATS, export
-from ..cite.render import DOCUMENT_STYLES
-from ..errors import InvalidArgument, InvalidPath
+from fetchledger import InvalidArgument, InvalidPath
+from fetchledger.cite import DOCUMENT_STYLES, EXPORT_FORMATS, STYLES, check, export, render
+
 from ._base import cli, global_options, open_ledger, print_json, settings
 
 
@@ -106,12 +105,7 @@ def render_command(ctx: click.Context, draft: str, in_place: bool, output: str |
             write_text(target, content)
             written = str(target)
     if settings(ctx).json:
-        print_json({
-            "style": style, "written": written, "changed": rendered.changed,
-            "numbers": {str(k): v for k, v in rendered.numbers.items()},
-            "sources": [ledger.source(i).to_json() for i in rendered.ids],
-            "block": rendered.block,
-        })
+        print_json({"style": style, "written": written, **rendered.to_json(with_text=False)})
         return
     if in_place or output:
         what = f"{len(rendered.ids)} source{'' if len(rendered.ids) == 1 else 's'}"
@@ -154,7 +148,7 @@ def check_command(ctx: click.Context, draft: str, strict: bool, allow_links: boo
 
 
 @cli.command("export")
-@click.option("--format", "format_", type=click.Choice(FORMATS), required=True,
+@click.option("--format", "format_", type=click.Choice(EXPORT_FORMATS), required=True,
               help="pack (a folder), csl-json, bibtex or warc (.warc or .warc.gz).")
 @click.option("-o", "--output", metavar="PATH", required=True,
               help="Where to write (a new or empty folder for pack).")

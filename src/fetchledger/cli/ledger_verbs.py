@@ -6,7 +6,8 @@ import sys
 
 import click
 
-from ..errors import QuoteNotFound
+from fetchledger import QuoteNotFound
+
 from ._base import (
     cli,
     emit_outcomes,

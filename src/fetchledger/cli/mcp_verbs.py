@@ -33,7 +33,7 @@ def mcp_command(ctx: click.Context, roots: tuple[str, ...], commands: tuple[str,
 
         {"command": "fetchledger", "args": ["mcp", "--root", "/path/to/docs"]}
     """
-    from ..mcp import ServerConfig, serve  # imports the MCP SDK: only for this verb
+    from fetchledger.mcp import ServerConfig, serve  # imports the MCP SDK: only for this verb
 
     chosen = settings(ctx)
     serve(ServerConfig.create(ledger=chosen.ledger, allow_private=chosen.allow_private,

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import click
 
-from ..identity.commands import command_line
+from fetchledger import command_line
+
 from ._base import cli, emit_outcomes, global_options, k_option, open_ledger, query_option
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
-from ..errors import BadInput, RetrievalFailed
-from ..models import Failure, Outcome
+from fetchledger import BadInput, Failure, Outcome, RetrievalFailed, parse_curl
+
 from ._base import cli, emit_outcomes, global_options, k_option, open_ledger, query_option, settings
 
 
@@ -56,16 +56,14 @@ def curl(ctx: click.Context, args: tuple[str, ...]) -> None:
     Cookie and API-key headers, user-info and secret query parameters are
     sent but never stored or shown.
     """
-    from ..adapters.curl_args import parse_curl_args, split_own_options  # imports httpx
-
-    rest, own = split_own_options(args)
+    command = parse_curl(args)  # bad input fails here: exit 2, nothing recorded
+    own = command.options
     chosen = settings(ctx)
     if own.ledger:
         chosen.ledger = own.ledger
     if own.allow_private:
         chosen.allow_private = True
     chosen.allow_hosts.extend(own.allow_hosts)
-    command = parse_curl_args(rest)  # bad input fails here: exit 2, nothing recorded
     ledger = open_ledger(ctx)
     outcome: Outcome
     try:

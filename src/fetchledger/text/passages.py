@@ -74,8 +74,11 @@ _ABBREVIATIONS = frozenset(
     viz resp incl min max sec ch chap eq eqs ref refs art dist
     z.b bzw ggf usw vgl d.h u.a s.o bzgl evtl inkl""".split()
 )
-# A terminator run, closing quotes/brackets, then whitespace and what can open a sentence.
-_BOUNDARY = re.compile(r"""[.!?…]+["'”’»)\]]*(?=\s+["'“‘«(\[]*[\w¿¡])""")
+# A terminator run, closing quotes/brackets, footnote marks that a source glued after
+# the sentence ("in 1998.[1][2]", "shown.¹²"), then whitespace and what can open one.
+_BOUNDARY = re.compile(
+    r"""([.!?…]+)["'”’»)\]]*(?:\[\d{1,4}(?:\s*[,–-]\s*\d{1,4})*\]|[¹²³⁰⁴-⁹]+)*"""
+    r"""(?=\s+["'“‘«(\[]*[\w¿¡])""")
 _CJK_BOUNDARY = re.compile(r"[。！？]+[」』”’）]*")
 _WORD = re.compile(r"\S+")
 
@@ -96,10 +99,8 @@ def split_sentences(line: str) -> list[tuple[int, int]]:
     """Sentence spans ``(start, end)`` of one line, whitespace trimmed."""
     cuts: list[int] = []
     for match in _BOUNDARY.finditer(line):
-        if line[match.start()] == "." and match.end() - match.start() >= 1:
-            terminator = line[match.start() : match.end()].rstrip("\"'”’»)]")
-            if terminator == "." and is_abbreviation(line, match.start()):
-                continue
+        if match.group(1) == "." and is_abbreviation(line, match.start()):
+            continue
         cuts.append(match.end())
     cuts.extend(m.end() for m in _CJK_BOUNDARY.finditer(line))
     spans: list[tuple[int, int]] = []

@@ -1,0 +1,283 @@
+"""An HTML tree made ready for main-text extraction: the page's prose as a reader sees it.
+
+Run on the parsed page before trafilatura sees it (DESIGN promise 7):
+
+- **Citation apparatus goes.** A source's own reference marks are not its
+  evidence, and a ``[16]`` left in stored text would read as a ledger citation
+  in a draft that quotes it. Dropped: MediaWiki reference superscripts
+  (``sup.reference``), inline maintenance templates (``[citation needed]``,
+  ``[clarification needed]``, ... — ``.Inline-Template``), ``[edit]`` section
+  links (``.mw-editsection``) and the ``^``/``a b`` back-links of reference
+  lists (``.mw-cite-backlink``); the footnote marks of other sites
+  (``role="doc-noteref"``/``doc-backlink``, pandoc's ``a.footnote-ref``,
+  GitHub's ``data-footnote-ref``, any ``<sup>`` that is only a link to a
+  note on the page, any bracketed ``<sup>[…]</sup>``). The reference list
+  itself is content and stays, one entry per line.
+- **Formulas keep their words.** A ``<math>`` element becomes its
+  ``alttext`` or TeX annotation (MediaWiki hides the MathML and shows an
+  image), so a sentence with a formula stays whole instead of having a hole.
+- **Whitespace renders as in a browser** where trafilatura would keep a line
+  break of the HTML source (text around a ``<br>``, quotations): a run of
+  spaces, tabs and newlines is one space there (not in ``<pre>``, ``<code>``,
+  ``<textarea>``), so a source line break never splits a sentence. Elsewhere
+  trafilatura collapses whitespace itself; text lengths it weighs stay as they are.
+- **A ``<br>`` in running prose is a soft break.** It joins the two lines when
+  the one before it goes on in the next, by the rules that join wrapped lines
+  of a PDF (:func:`fetchledger.adapters.pdftext.continues`); verse, addresses
+  and lists (three or more short lines), and a line that ends a sentence, keep
+  their breaks.
+"""
+
+from __future__ import annotations
+
+import re
+import statistics
+from collections.abc import Iterator
+
+import lxml.etree
+import lxml.html
+
+from .pdftext import continues, text_width
+
+__all__ = ["formulas_as_text", "join_soft_breaks", "prepare_prose", "table_row"]
+
+_APPARATUS = lxml.etree.XPath(
+    "//sup[contains(concat(' ', normalize-space(@class), ' '), ' reference ')]"
+    " | //*[contains(@class, 'Inline-Template')]"
+    " | //*[contains(concat(' ', normalize-space(@class), ' '), ' mw-editsection ')]"
+    " | //*[contains(concat(' ', normalize-space(@class), ' '), ' mw-cite-backlink ')]"
+    " | //*[@role='doc-noteref' or @role='doc-backlink']"
+    " | //a[contains(concat(' ', normalize-space(@class), ' '), ' footnote-ref ')"
+    " or contains(concat(' ', normalize-space(@class), ' '), ' footnote-back ')"
+    " or contains(concat(' ', normalize-space(@class), ' '), ' footnoteRef ')"
+    " or @data-footnote-ref or @data-footnote-backref]"
+)
+# A superscript that is only a link to a note on the same page, or anything bracketed.
+_MAYBE_NOTE = lxml.etree.XPath(
+    "//sup[a[starts-with(@href, '#')] or starts-with(normalize-space(.), '[')]"
+    " | //a[starts-with(@href, '#')][sup]")
+_NOTE_MARK = re.compile(
+    r"^(?:\[[^\[\]]{1,40}\]"
+    r"|\[?(?:\d{1,4}|[a-zA-Z]{1,2}|[ivxlc]{1,5}|[*†‡§¶]{1,3})(?:\s*[,–-]\s*\d{1,4})*\]?)$")
+_MATH = lxml.etree.XPath("//*[local-name()='math']")
+_TEX = lxml.etree.XPath(".//*[local-name()='annotation'][contains(@encoding, 'tex')]")
+_DISPLAYSTYLE = re.compile(r"^\{\\(?:displaystyle|textstyle)\s*(.*)\}$", re.DOTALL)
+_MATH_IMAGE = lxml.etree.XPath(
+    "//img[contains(@class, 'mwe-math-fallback-image')][not(ancestor::*[contains(@class, "
+    "'mwe-math-element')]//*[local-name()='math'])]")
+_BREAKS = lxml.etree.XPath("//br")
+_TEI_BREAKS = lxml.etree.XPath("//lb")
+_QUOTES = lxml.etree.XPath("//blockquote[not(ancestor::pre)] | //q[not(ancestor::pre)]")
+_WHITESPACE_NODES = lxml.etree.XPath(
+    ".//text()[not(ancestor::pre or ancestor::code or ancestor::textarea or ancestor::script"
+    " or ancestor::style)][contains(., '\n') or contains(., '\t') or contains(., '  ')"
+    " or contains(., '\r')]")
+_HTML_SPACES = re.compile(r"[ \t\n\r\f]+")  # not U+00A0: a browser keeps those
+_BLOCKS = frozenset(
+    "address article aside blockquote body caption center dd details dialog div dl dt "
+    "fieldset figcaption figure footer form h1 h2 h3 h4 h5 h6 header hgroup hr html li main "
+    "nav ol p pre section summary table tbody td tfoot th thead tr ul".split())
+_TEI_BLOCKS = frozenset("body doc main p head item list quote cell row table".split())
+_NOT_PROSE = frozenset({"pre", "script", "style", "textarea", "code", "template", "svg"})
+_SHORT_LINE = 50  # characters: a block of lines this short is verse, an address or a list
+
+
+def prepare_prose(tree: lxml.html.HtmlElement) -> None:
+    """Drop the apparatus and render quotation whitespace, in place (formulas go
+    first, through :func:`formulas_as_text`, before hidden elements are removed)."""
+    _drop_apparatus(tree)
+    for quote in _QUOTES(tree):
+        _collapse_whitespace(quote)
+
+
+def formulas_as_text(tree: lxml.html.HtmlElement) -> None:
+    """Each ``<math>`` as its alttext or TeX (see above), in place."""
+    _math_as_text(tree)
+
+
+def join_soft_breaks(root: lxml.etree._Element, *, tei: bool = False) -> bool:
+    """Join the soft line breaks of ``root`` (see above), in place; False when it has
+    none (and nothing changed).
+    ``tei``: ``root`` is trafilatura's output (``<lb/>`` breaks, ``<p>``/``<head>``/
+    ``<item>``/``<cell>`` blocks), which is where extracted pages are joined, so that
+    trafilatura's choice of the main text never depends on it."""
+    breaks = _TEI_BREAKS(root) if tei else _BREAKS(root)
+    if not breaks:
+        return False
+    blocks_of = _TEI_BLOCKS if tei else _BLOCKS
+    blocks: dict[int, lxml.etree._Element] = {}
+    for br in breaks:
+        block = _block_of(br, blocks_of)
+        if block is not None:
+            blocks.setdefault(id(block), block)
+    for block in blocks.values():
+        _join_block(block, blocks_of)
+    return True
+
+
+# --- apparatus ---------------------------------------------------------------------------
+
+
+def _drop_apparatus(tree: lxml.html.HtmlElement) -> None:
+    marks = list(_APPARATUS(tree))
+    for element in _MAYBE_NOTE(tree):
+        text = " ".join(element.text_content().split())
+        if _NOTE_MARK.match(text):
+            marks.append(element)
+    for element in marks:
+        if element.getparent() is not None:
+            _replace_with_text(element, "")
+
+
+def _replace_with_text(element: lxml.etree._Element, text: str) -> None:
+    """Remove ``element`` (and its content), leaving ``text`` and its tail in its place."""
+    parent = element.getparent()
+    if parent is None:
+        return
+    kept = text + (element.tail or "")
+    previous = element.getprevious()
+    if previous is not None:
+        previous.tail = (previous.tail or "") + kept
+    else:
+        parent.text = (parent.text or "") + kept
+    parent.remove(element)
+
+
+# --- formulas ----------------------------------------------------------------------------
+
+
+def _math_as_text(tree: lxml.html.HtmlElement) -> None:
+    for math in _MATH(tree):
+        if math.getparent() is None:
+            continue
+        words = _formula(math)
+        target = math
+        for ancestor in math.iterancestors():
+            if "mwe-math-element" in (ancestor.get("class") or ""):
+                target = ancestor  # its fallback image would say the formula again
+                break
+        # The wrapper may be hidden (MediaWiki's MathML span is display:none): the
+        # formula text takes the place of the outermost wrapper, which is shown.
+        _replace_with_text(target, words)
+    for image in _MATH_IMAGE(tree):
+        _replace_with_text(image, _strip_displaystyle(image.get("alt") or ""))
+
+
+def _formula(math: lxml.etree._Element) -> str:
+    alt = (math.get("alttext") or "").strip()
+    if alt:
+        return _strip_displaystyle(alt)
+    tex = _TEX(math)
+    if tex and (tex[0].text or "").strip():
+        return _strip_displaystyle(tex[0].text or "")
+    return " ".join(part.strip() for part in math.itertext() if part.strip())
+
+
+def _strip_displaystyle(tex: str) -> str:
+    tex = " ".join(tex.split())
+    match = _DISPLAYSTYLE.match(tex)
+    return match.group(1).strip() if match else tex
+
+
+# --- line breaks -------------------------------------------------------------------------
+
+
+def _join_block(block: lxml.etree._Element, blocks_of: frozenset[str]) -> None:
+    _collapse_whitespace(block)
+    lines = list(_visual_lines(block, blocks_of))
+    texts = [" ".join(text.split()) for text, _ in lines]
+    filled = [t for t in texts if t]
+    if _stanza(filled):
+        return  # verse, an address, a list: every break stays
+    width = text_width(filled) if len(filled) >= 3 else None
+    joined = False
+    for (_, br), previous, line in zip(lines, texts, texts[1:], strict=False):
+        if br is None or not previous or not line or not continues(previous, line, width):
+            continue
+        _replace_with_text(br, "" if previous.endswith(("-", "\u2010")) else " ")
+        joined = True
+    if joined:
+        _collapse_whitespace(block)  # the space put in may meet one of the text's
+
+
+def _stanza(lines: list[str]) -> bool:
+    """Three or more short lines that each start afresh (not in lower case): verse,
+    an address, a list. Prose broken by ``<br>`` goes on in lower case."""
+    if len(lines) < 3 or statistics.median(len(t) for t in lines) >= _SHORT_LINE:
+        return False
+    fresh = sum(1 for t in lines[1:] if not t[0].islower())
+    return fresh >= 2 * (len(lines) - 1) / 3
+
+
+def _block_of(element: lxml.etree._Element,
+              blocks_of: frozenset[str]) -> lxml.etree._Element | None:
+    for ancestor in element.iterancestors():
+        tag = ancestor.tag if isinstance(ancestor.tag, str) else ""
+        if tag in _NOT_PROSE:
+            return None
+        if tag in blocks_of:
+            return ancestor
+    return None
+
+
+def _visual_lines(block: lxml.etree._Element, blocks_of: frozenset[str],
+                  ) -> Iterator[tuple[str, lxml.etree._Element | None]]:
+    """The block's lines: ``(text, the <br> that ends it)``; None where a nested block
+    (which is a line of its own) or the block's end ends it."""
+    current: list[str] = []
+
+    def walk(element: lxml.etree._Element) -> Iterator[tuple[str, lxml.etree._Element | None]]:
+        if element.text:
+            current.append(element.text)
+        for child in element:
+            tag = child.tag if isinstance(child.tag, str) else ""
+            if tag in ("br", "lb"):
+                yield "".join(current), child
+                current.clear()
+            elif tag in blocks_of:
+                yield "".join(current), None
+                current.clear()
+            elif tag and tag not in _NOT_PROSE:
+                yield from walk(child)
+            if child.tail:
+                current.append(child.tail)
+
+    yield from walk(block)
+    yield "".join(current), None
+
+
+# --- whitespace and tables ---------------------------------------------------------------
+
+
+def _collapse_whitespace(root: lxml.etree._Element) -> None:
+    for node in _WHITESPACE_NODES(root):
+        parent = node.getparent()
+        if parent is None:
+            continue
+        if not str(node).strip():
+            continue  # layout between tags: trafilatura reads it as such
+        collapsed = _HTML_SPACES.sub(" ", str(node))
+        if node.is_text:
+            parent.text = collapsed
+        elif node.is_tail:
+            parent.tail = collapsed
+
+
+_CELL_SPLIT = re.compile(r"(?<!\\)\|")
+_RULE_CELL = re.compile(r"^:?-{3,}:?$")
+_CELL_SPACES = re.compile(r"[\s\u00a0\u2000-\u200a\u202f\u205f\u3000]+")
+
+
+def table_row(line: str) -> str | None:
+    """A table row as trafilatura writes it (``| a | b |``) as stored text: its cells
+    trimmed, inner runs of spaces (padding) collapsed, empty cells left out, joined by
+    `` | ``. ``""`` for a rule row (``|---|---|``) or a row of empty cells; None when
+    ``line`` is not a table row."""
+    if len(line) < 2 or not (line.startswith("|") and line.endswith("|")):
+        return None
+    cells = [_CELL_SPACES.sub(" ", cell).strip().replace("\\|", "|")
+             for cell in _CELL_SPLIT.split(line[1:-1])]
+    cells = [cell for cell in cells if cell]
+    if all(_RULE_CELL.match(cell) for cell in cells):
+        return ""
+    return " | ".join(cells)
