@@ -24,10 +24,12 @@ from fetchledger.cite import STYLES
 from fetchledger.mcp import DATA_PREFACE
 
 from conftest import MCP_TOOL_CONTRACT as CONTRACT
-from conftest import rows
+from conftest import ledger_exists, rows
 from mcp_session import GUARD, McpSession, text_of
 from web.conftest import loopback_only  # noqa: F401  (autouse: no socket leaves loopback)
 from web.webserver import PDF_PAGES, LoopbackServer, Reply, make_pdf
+
+pytestmark = pytest.mark.both_backends
 
 ADAPTERS = Path(__file__).resolve().parent.parent / "adapters"
 SNIPPET = re.compile(r'^\[(\d+)\] "(.*)"( \(p\. [^)]+\))?$')
@@ -550,7 +552,8 @@ def test_bad_server_options_exit_2_before_serving(run_cli: Any, tmp_path: Path,
     unknown = run_cli("mcp", "--allow-command", "no-such-command-here")
     assert unknown.exit_code == 2
     assert "no executable of that name on PATH" in unknown.stderr
-    assert not ledger_path.exists() or rows(ledger_path, "SELECT count(*) FROM source") == [(0,)]
+    assert not ledger_exists(ledger_path) or rows(ledger_path,
+                                                  "SELECT count(*) FROM source") == [(0,)]
 
 
 def test_no_default_root_at_the_filesystem_root(run_cli: Any,

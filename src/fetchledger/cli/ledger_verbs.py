@@ -141,4 +141,4 @@ def reset(ctx: click.Context, yes: bool) -> None:
         raise click.UsageError("reset deletes the whole ledger; pass --yes to confirm")
     ledger = open_ledger(ctx)
     ledger.reset()
-    click.echo(f"fetchledger: emptied {ledger.path}", err=True)
+    click.echo(f"fetchledger: emptied {ledger.location}", err=True)

@@ -154,13 +154,19 @@ class PostgresStore:
         return LedgerError(f"ledger error in {where}: {detail}", path=where)
 
     def _write(self, work: Callable[[Connection], T]) -> T:
-        """``work`` in one transaction; retried when the server rolled it back whole
-        (deadlock, serialization failure)."""
+        """``work`` in one transaction; tried again when the server rolled it back whole
+        (deadlock, serialization failure) or when the connection was found lost before
+        the transaction began (the server closed an idle connection)."""
         for attempt in range(_WRITE_TRIES):
             conn = self._connection()
+            began = False
             try:
                 with self._errors(), conn.transaction():
+                    began = True
                     return work(conn)
+            except LedgerUnavailable:
+                if began or attempt == _WRITE_TRIES - 1:
+                    raise
             except LedgerError as error:
                 retry = isinstance(error.__cause__, pg_errors.DeadlockDetected
                                    | pg_errors.SerializationFailure)
