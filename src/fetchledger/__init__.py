@@ -50,9 +50,10 @@ from .errors import (
 )
 from .identity.commands import command_line
 from .identity.secrets import shown_url
-from .ledger import Ledger
+from .ledger import Ledger, copy_ledger
 from .models import (
     Attempt,
+    Copied,
     Failure,
     Outcome,
     Retrieval,
@@ -72,6 +73,7 @@ __all__ = [
     "BatchOutcome",
     "BlockedAddress",
     "CommandFailed",
+    "Copied",
     "CorruptContent",
     "CurlCommand",
     "DNSError",
@@ -112,6 +114,7 @@ __all__ = [
     "batch_json_line",
     "batch_summary",
     "command_line",
+    "copy_ledger",
     "error_lines",
     "exit_code_for",
     "parse_curl",

@@ -27,7 +27,7 @@ import functools
 import json
 import math
 import zlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
@@ -36,6 +36,7 @@ from psycopg import errors as pg_errors
 from psycopg.conninfo import conninfo_to_dict
 
 from ..errors import (
+    InvalidArgument,
     LedgerCorrupt,
     LedgerError,
     LedgerLocked,
@@ -48,8 +49,10 @@ from ..models import Attempt, Source
 from ..text.passages import Passage, tokenize
 from .migrations import POSTGRES_MIGRATIONS
 from .protocol import (
+    COPY_COLUMNS,
     AttemptRow,
     Candidates,
+    CopyBatch,
     PassageHit,
     PreparedVersion,
     QuoteRow,
@@ -57,6 +60,7 @@ from .protocol import (
     Registration,
     StoredVersion,
     VersionText,
+    quoted_columns,
     utc_now,
 )
 
@@ -153,11 +157,11 @@ class PostgresStore:
                      "here was rolled back or committed whole: run it again")
         return LedgerError(f"ledger error in {where}: {detail}", path=where)
 
-    def _write(self, work: Callable[[Connection], T]) -> T:
+    def _write(self, work: Callable[[Connection], T], *, tries: int = _WRITE_TRIES) -> T:
         """``work`` in one transaction; tried again when the server rolled it back whole
         (deadlock, serialization failure) or when the connection was found lost before
         the transaction began (the server closed an idle connection)."""
-        for attempt in range(_WRITE_TRIES):
+        for attempt in range(tries):
             conn = self._connection()
             began = False
             try:
@@ -165,12 +169,12 @@ class PostgresStore:
                     began = True
                     return work(conn)
             except LedgerUnavailable:
-                if began or attempt == _WRITE_TRIES - 1:
+                if began or attempt == tries - 1:
                     raise
             except LedgerError as error:
                 retry = isinstance(error.__cause__, pg_errors.DeadlockDetected
                                    | pg_errors.SerializationFailure)
-                if not retry or attempt == _WRITE_TRIES - 1:
+                if not retry or attempt == tries - 1:
                     raise
         raise AssertionError("unreachable")
 
@@ -383,6 +387,45 @@ class PostgresStore:
 
         self._write(work)
 
+    def import_rows(self, batches: Iterable[CopyBatch]) -> None:
+        """Fill this EMPTY ledger with another's rows in one transaction, ids unchanged,
+        then index the passages of each source's latest version."""
+        def work(db: Connection) -> None:
+            held = db.execute("SELECT (SELECT count(*) FROM source), "
+                              "(SELECT count(*) FROM attempt)").fetchone()
+            assert held is not None
+            if any(held):
+                raise InvalidArgument(
+                    f"the ledger {self.shown} is not empty ({held[0]} sources, {held[1]} "
+                    "attempts): copy goes into an empty ledger only",
+                    hint="name a new file, or an empty PostgreSQL database")
+            with db.cursor() as cursor:
+                for table, found in batches:
+                    marks = ", ".join(["%s"] * len(COPY_COLUMNS[table]))
+                    cursor.executemany(f"INSERT INTO {table} ({quoted_columns(table)}) "
+                                       f"VALUES ({marks})", found)
+            # the internal ids and the id counter go on after the copied ones
+            for table in ("version", "passage", "quote", "attempt"):
+                db.execute(f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), "
+                           f"coalesce(max(id), 0) + 1, false) FROM {table}")
+            db.execute("UPDATE counter SET value = (SELECT coalesce(max(id), 0) FROM source) "
+                       "WHERE name = 'source'")
+            self._index_latest(db)
+
+        self._write(work, tries=1)  # the rows can be read once only
+
+    @staticmethod
+    def _index_latest(db: Connection) -> None:
+        with db.cursor(name="fetchledger_index") as reading, db.cursor() as writing:
+            reading.execute(
+                'SELECT p.id, substr(v.text, p.start + 1, p."end" - p.start) FROM passage p '
+                "JOIN source s ON s.latest_version = p.version_id "
+                "JOIN version v ON v.id = p.version_id ORDER BY p.id")
+            while found := reading.fetchmany(2000):
+                writing.executemany(
+                    "UPDATE passage SET terms = array_to_tsvector(%s::text[]) WHERE id = %s",
+                    [(passage_terms(text), passage_id) for passage_id, text in found])
+
     # --- reads --------------------------------------------------------------------------
 
     _SOURCE_COLUMNS = (
@@ -551,6 +594,19 @@ class PostgresStore:
             "SELECT " + ", ".join(f"(SELECT count(*) FROM {t})" for t in tables)).fetchone())
         assert row is not None
         return dict(zip(tables, map(int, row), strict=True))
+
+    def export_rows(self, batch: int = 500) -> Iterator[CopyBatch]:
+        """Every row of the ledger, table by table and by id, from one snapshot."""
+        conn = self._connection()
+        with self._errors(), conn.transaction():
+            conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+            for table in COPY_COLUMNS:
+                order = "locator COLLATE \"C\"" if table == "alias" else "id"
+                with conn.cursor(name=f"fetchledger_copy_{table}") as cursor:
+                    cursor.execute(f"SELECT {quoted_columns(table)} FROM {table} "
+                                   f"ORDER BY {order}")
+                    while found := cursor.fetchmany(batch):
+                        yield table, found
 
     def integrity_check(self) -> str:
         """``"ok"``, or what is wrong: ids not dense 1..N or not matching the counter,
