@@ -39,7 +39,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     definition = metafunc.definition
     if (definition.get_closest_marker("both_backends")
             and not definition.get_closest_marker("sqlite_only")):
-        metafunc.parametrize("backend", ["sqlite", "postgres"], indirect=True)
+        # module scope: module-wide fixtures (a server and its ledger) run once per backend
+        metafunc.parametrize("backend", ["sqlite", "postgres"], indirect=True, scope="module")
 
 
 def _on_postgres(item: pytest.Item) -> bool:
@@ -65,7 +66,7 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
             f"{config.stash[_PG_LEFT_OUT]} PostgreSQL tests not run; {PG_HOWTO}")
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def backend(request: pytest.FixtureRequest) -> str:
     """The ledger backend of this test: ``sqlite`` unless parametrized."""
     return str(getattr(request, "param", "sqlite"))

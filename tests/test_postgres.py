@@ -249,3 +249,27 @@ def test_missing_psycopg_is_a_clear_error() -> None:
         "is not installed (import of psycopg halted; None in sys.modules)",
         "hint: pip install 'fetchledger[postgres]'"]
 
+
+
+def test_a_reviewer_role_reads_but_cannot_write(url: str, tmp_path: Path) -> None:
+    with Ledger(url) as ledger:
+        ledger.register(doc("/a", "Water boils at 100 degrees."))
+    schema = url.rsplit("%3D", 1)[1]
+    role = f"reviewer_{schema}"
+    rows(url, f"CREATE ROLE {role} LOGIN")
+    try:
+        rows(url, f"GRANT USAGE ON SCHEMA {schema} TO {role}")
+        rows(url, f"GRANT SELECT ON ALL TABLES IN SCHEMA {schema} TO {role}")
+        as_reviewer = url.replace("postgresql://postgres@", f"postgresql://{role}@", 1)
+        listed = cli("--ledger", as_reviewer, "list")
+        assert listed.returncode == 0 and listed.stdout.startswith("[1] a"), listed.stderr
+        page = tmp_path / "b.txt"
+        page.write_text("Ice melts at 0 degrees.\n")
+        refused = cli("--ledger", as_reviewer, "read", str(page))
+        assert refused.returncode == 4
+        assert refused.stderr.startswith(f"fetchledger: error: the ledger {as_reviewer} "
+                                         "cannot be written: permission denied")
+        assert table_counts(url)["source"] == 1
+    finally:
+        rows(url, f"DROP OWNED BY {role}")
+        rows(url, f"DROP ROLE {role}")

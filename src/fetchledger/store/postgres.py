@@ -119,8 +119,6 @@ class PostgresStore:
             options["application_name"] = "fetchledger"
         with self._errors():
             conn: Connection = psycopg.connect(self.url, **options)
-            conn.execute("SELECT set_config('lock_timeout', %s, false)",
-                         (f"{int(self.busy_timeout * 1000)}ms",))
         self._conn = conn
         return conn
 
@@ -167,6 +165,9 @@ class PostgresStore:
             try:
                 with self._errors(), conn.transaction():
                     began = True
+                    # per transaction, so that a pooler (pgbouncer) may share connections
+                    conn.execute("SELECT set_config('lock_timeout', %s, true)",
+                                 (f"{int(self.busy_timeout * 1000)}ms",))
                     return work(conn)
             except LedgerUnavailable:
                 if began or attempt == tries - 1:
