@@ -1,43 +1,50 @@
-"""PDF reading: speed and quote fidelity of fetchledger beside plain pypdf, same run.
+"""PDF reading: quote fidelity and speed of fetchledger beside plain pypdf and plain
+pypdfium2 (PDFium), all measured in the same run.
 
-Uses ../shared/corpus/pdf (skips cleanly when it is absent). Both sides read
-the same files with the same passwords (from the corpus manifest):
+Uses ../shared/corpus/pdf (its rows skip cleanly when it is absent) and two
+two-column papers written by ``tests/pdfgen.py`` (one drawn column by column
+as pdfTeX does, one drawn row by row as some word processors do; their
+sentences are known). The three sides read the same files with the same
+passwords:
 
 - plain pypdf: ``PdfReader`` + ``page.extract_text()`` in this process;
-- fetchledger extract: ``read_pdf`` (a limited child process, paragraphs
-  joined, ligatures expanded), no ledger;
-- fetchledger read: ``Ledger.read`` into a fresh ledger (extraction, passage
-  split, ranking, SQLite write).
+- plain pypdfium2: ``PdfDocument`` + ``get_textpage().get_text_range()``;
+- fetchledger: ``Ledger.read`` into a fresh ledger (engine choice in the limited
+  child, paragraphs joined, passage split, ranking, SQLite write). ``--engine``
+  runs it with ``Limits.pdf_engine`` set (auto, pdfium, pypdf).
 
-Speed: pages per second over the files both sides read, best of 3 runs per
-file, and the median extra time per file (the child process and paragraphing).
+Fidelity (each number can only be earned verbatim, after NFKC and collapsing
+whitespace):
 
-Fidelity, defined so that each number can only be earned verbatim:
-
-- *ground-truth sentences quotable*: sentences of the upstream projects'
-  expected text (``crazyones.txt`` for the three Crazy Ones PDFs, the JPEG
-  PDF's one sentence), NFKC-normalized, found whole inside ONE line of the
+- *expected lines found*: lines of upstream expected text (``crazyones.txt``,
+  the JPEG PDF's sentence, pypdf's layout text of ``toy.pdf`` and of the
+  two-column file, split at its gutter, the forms file's labels) found in the
+  text; a line that ends in a hyphen counts when the text goes on with the
+  rejoined word;
+- *sentences quotable*: expected sentences (Crazy Ones, the LaTeX source of the
+  minimal document, the authored papers) found whole inside ONE line of the
   text (a snippet never crosses a line, so only then can it be quoted);
-- *ground-truth words recalled*: share of the expected text's word tokens
-  (lowercased, NFKC) present in the extracted text, counted as multisets
-  (also for the two-column and forms files, whose expected text is a layout);
-  the expected two-column text hyphenates words at line ends ("adip-" /
-  "iscing"), which fetchledger rejoins ("adipiscing"), so a second row counts
-  such a split word as found when the whole word is there;
-- *reference sentences quotable*: across every readable corpus PDF, the
-  sentences of pypdf's own page text with its lines joined (hyphenated line
-  ends rejoined, lines without letters left out), found whole inside one line
-  of each side's text;
-- *quotes verbatim*: every snippet fetchledger hands out (5 leading snippets
-  and 3 for a query per file) is ``text[start:end]`` of the stored text and
-  holds no line break.
+- *column order kept*: of the expected lines of the two-column files found,
+  the share of consecutive pairs found in reading order;
+- *reference sentences quotable*: sentences of pypdf's and of PDFium's own page
+  text with lines joined, found whole in one line (neither engine's favourite);
+- *quotes verbatim*: every snippet fetchledger hands out is ``text[start:end]``
+  of the stored text and holds no line break.
+
+Speed: pages per second over the corpus files every side reads (best of 3 per
+file); the 14-page authored paper in seconds: each plain engine's extraction
+alone, then fetchledger's ``read`` (extract + register), split into the child
+process start-up, extraction and registration.
 """
 
 from __future__ import annotations
 
+import argparse
+import io
+import itertools
 import json
+import logging
 import re
-import statistics
 import sys
 import tempfile
 import time
@@ -49,30 +56,40 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = next((p for p in (ROOT.parent / "shared" / "corpus" / "pdf",
-                ROOT.parent.parent / "shared" / "corpus" / "pdf") if p.is_dir()),
+                           ROOT.parent.parent / "shared" / "corpus" / "pdf") if p.is_dir()),
               ROOT.parent / "shared" / "corpus" / "pdf")
 sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(0, str(ROOT / "tests"))
 
 from fetchledger import Ledger, Limits, RetrievalFailed
 from fetchledger.adapters.pdf import read_pdf
+from fetchledger.adapters.sandbox import ChildLimits, run_in_child
+from pdfgen import paper_pdf
 
-GROUND_TRUTH_SENTENCES = {
-    "pypdf/crazyones.pdf": "pypdf/crazyones.txt",
-    "sample-files/021/crazyones-pdfa.pdf": "pypdf/crazyones.txt",
-    "pypdf/crazyones-encrypted-256.pdf": "pypdf/crazyones.txt",
+SIDES = ("pypdf", "pdfium", "fetchledger")
+CRAZY = "pypdf/crazyones.txt"
+EXPECTED_LINES = {  # file -> (expected text file or literal text, layout columns?)
+    "pypdf/crazyones.pdf": (CRAZY, False),
+    "sample-files/021/crazyones-pdfa.pdf": (CRAZY, False),
+    "pypdf/crazyones-encrypted-256.pdf": (CRAZY, False),
+    "pypdf/jpeg.pdf": ("=A PDF with a JPEG image.", False),
+    "pypdf/toy.pdf": ("pypdf/toy.layout.txt", False),
+    "sample-files/010/pdflatex-forms.pdf": ("pypdf/010-pdflatex-forms.txt", False),
+    "sample-files/026/multicolumn.pdf": ("pypdf/multicolumn-lorem-ipsum.txt", True),
 }
-GROUND_TRUTH_TEXT = {"pypdf/jpeg.pdf": "A PDF with a JPEG image."}
-GROUND_TRUTH_WORDS = {
-    **GROUND_TRUTH_SENTENCES,
-    "sample-files/026/multicolumn.pdf": "pypdf/multicolumn-lorem-ipsum.txt",
-    "sample-files/010/pdflatex-forms.pdf": "pypdf/010-pdflatex-forms.txt",
+EXPECTED_SENTENCES = {
+    "pypdf/crazyones.pdf": CRAZY,
+    "sample-files/021/crazyones-pdfa.pdf": CRAZY,
+    "pypdf/crazyones-encrypted-256.pdf": CRAZY,
+    "sample-files/001-trivial/minimal-document.pdf":
+        "sample-files/001-trivial/minimal-document.tex",
 }
-_WORD = re.compile(r"\w+")
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"“(])")
 
 
 def norm(text: str) -> str:
-    return " ".join(unicodedata.normalize("NFKC", text).split())
+    text = unicodedata.normalize("NFKC", text)
+    return " ".join(text.split())
 
 
 def sentences(text: str, min_words: int = 4) -> list[str]:
@@ -87,28 +104,46 @@ def quotable(wanted: list[str], lines: list[str]) -> int:
     return sum(1 for s in wanted if any(s in line for line in lines))
 
 
-def word_recall(expected: str, got: str, *, rejoin: bool = False) -> tuple[int, int]:
-    """Expected word tokens found in ``got`` (multisets). With ``rejoin``, the two
-    halves of a word the expected text hyphenates at a line end ("adip-" + "iscing")
-    count as found when ``got`` holds the whole word ("adipiscing")."""
-    want = Counter(w.lower() for w in _WORD.findall(norm(expected)))
-    have = Counter(w.lower() for w in _WORD.findall(norm(got)))
-    if rejoin:
-        firsts = {m.group(1).lower() for m in re.finditer(r"(\w+)-[ \t]*(?:\n|  )", expected)}
-        for word, count in list(have.items()):
-            for first in firsts:
-                rest = word[len(first):]
-                if word.startswith(first) and rest and want[first] > have[first] \
-                        and want[rest] > have[rest]:
-                    have[first] += count
-                    have[rest] += count
-    return sum(min(c, have[w]) for w, c in want.items()), sum(want.values())
+def line_position(line: str, flat: str) -> int:
+    """Where an expected line stands in ``flat`` text (-1: not found). A line
+    ending in a hyphen is found when the text goes on with the rejoined word."""
+    at = flat.find(line)
+    if at < 0 and line.endswith("-"):
+        at = flat.find(line[:-1])
+    return at
+
+
+def layout_lines(text: str, columns: bool) -> list[str]:
+    """Expected lines in reading order; a layout text of two columns is split at its
+    gutter (a character column blank on every line) and read left column first."""
+    raw = [line.rstrip() for line in text.splitlines()]
+    if not columns:
+        return [norm(line) for line in raw if line.strip()]
+    width = max(len(line) for line in raw)
+    rows = [line for line in raw if len(line) >= 0.6 * width]  # lines of both columns
+    blank = [all(line[x] == " " for line in rows) for x in range(width) if x < min(map(len, rows))]
+    middle = [x for x in range(int(0.35 * width), int(0.65 * width)) if x < len(blank) and blank[x]]
+    cut = middle[len(middle) // 2]
+    spanning = [line for line in raw if line[cut - 1 : cut + 1].strip() and len(line) > cut]
+    left = [norm(line[:cut]) for line in raw if line not in spanning and line[:cut].strip()]
+    right = [norm(line[cut:]) for line in raw if line not in spanning and line[cut:].strip()]
+    return [norm(line) for line in spanning] + left + right
+
+
+def expected_text(spec: str) -> str:
+    if spec.startswith("="):
+        return spec[1:]
+    text = (CORPUS / spec).read_text()
+    if spec.endswith(".tex"):
+        body = text.split("\\begin{document}", 1)[1].split("\\end{document}", 1)[0]
+        return body
+    return text
 
 
 def joined_page_text(page_text: str) -> str:
-    """pypdf's page text with its lines joined (words hyphenated at a line end
-    rejoined, lines without letters such as page numbers left out): the
-    sentences a reader of the page sees."""
+    """An engine's page text with its lines joined (words hyphenated at a line end
+    rejoined, lines without letters such as page numbers left out)."""
+    page_text = page_text.replace("\ufffe", "-\n").replace("\x02", "-\n")
     lines = [line for line in page_text.splitlines() if any(ch.isalpha() for ch in line)]
     text = re.sub(r"(\w)-[ \t]*\n(?=[a-z])", r"\1", "\n".join(lines))
     return norm(text.replace("\n", " "))
@@ -128,130 +163,209 @@ def password_for(entry: dict[str, Any]) -> str | None:
     return None if not password or password.startswith("owner=") else str(password)
 
 
-def plain_pypdf(path: Path, password: str | None) -> list[str]:
+def plain_pypdf(data: bytes, password: str | None) -> list[str]:
     import pypdf
 
-    reader = pypdf.PdfReader(path)
+    reader = pypdf.PdfReader(io.BytesIO(data))
     if reader.is_encrypted:
         reader.decrypt(password or "")
     return [page.extract_text() or "" for page in reader.pages]
 
 
-def main() -> int:
-    if not (CORPUS / "manifest.json").is_file():
-        print(f"skipped: the PDF corpus is absent ({CORPUS})")
-        return 0
-    import logging
+def plain_pdfium(data: bytes, password: str | None) -> list[str]:
+    import pypdfium2
 
-    import pypdf
-
-    logging.getLogger("pypdf").setLevel(logging.ERROR)
-    manifest = {e["file"]: e for e in json.loads((CORPUS / "manifest.json").read_text())}
-    files = sorted(f for f in manifest if f.endswith(".pdf"))
-    rows: list[dict[str, Any]] = []
-    with tempfile.TemporaryDirectory() as folder, Ledger(Path(folder) / "bench.db") as ledger:
-        for name in files:
-            rows.append(measure(name, manifest[name], ledger))
-    report(rows, pypdf.__version__)
-    return 0
-
-
-def measure(name: str, entry: dict[str, Any], ledger: Ledger) -> dict[str, Any]:
-    path = CORPUS / name
-    raw = path.read_bytes()
-    password = password_for(entry)
-    row: dict[str, Any] = {"name": name}
+    pdf = pypdfium2.PdfDocument(data, password=password)
     try:
-        row["plain_time"], pages = best_of(3, lambda: plain_pypdf(path, password))
-        row["plain_pages"] = pages
-    except Exception as exc:  # plain pypdf fails on some corpus files: that is the point
-        row["plain_error"] = type(exc).__name__
+        return [pdf[i].get_textpage().get_text_range() for i in range(len(pdf))]
+    finally:
+        pdf.close()
+
+
+PLAIN = {"pypdf": plain_pypdf, "pdfium": plain_pdfium}
+
+
+def measure(name: str, data: bytes, password: str | None, ledger: Ledger,
+            folder: Path) -> dict[str, Any]:
+    row: dict[str, Any] = {"name": name, "text": {}, "time": {}, "error": {}}
+    for side, extract in PLAIN.items():
+        try:
+            row["time"][side], pages = best_of(3, lambda e=extract: e(data, password))  # type: ignore[misc]
+            row["text"][side] = "\n".join(pages)
+            row.setdefault("page_texts", {})[side] = pages
+            row["pages"] = len(pages)
+        except Exception as exc:  # plain engines fail on some corpus files: that is the point
+            row["error"][side] = type(exc).__name__
+    path = folder / Path(name).name
+    path.write_bytes(data)
     try:
-        row["extract_time"], doc = best_of(3, lambda: read_pdf(
-            raw, locator=str(path), meta={}, limits=Limits(), password=password,
-            name=path.name))
-        row["doc"] = doc
-        row["read_time"], got = best_of(1, lambda: ledger.read(path, password=password, k=5))
-        query = " ".join(doc.text.split()[len(doc.text.split()) // 2:][:3])
-        queried = ledger.read(path, password=password, query=query or None)
+        row["time"]["fetchledger"], got = best_of(
+            3, lambda: ledger.read(path, password=password, k=5))
         stored = ledger.text(got.source.id)
+        words = stored.split()
+        query = " ".join(words[len(words) // 2:][:3])
+        queried = ledger.read(path, password=password, query=query or None)
         snippets = [*got.snippets, *queried.snippets]
         row["quotes"] = len(snippets)
-        row["verbatim"] = sum(1 for s in snippets if stored[s.start : s.end] == s.quote
-                              and "\n" not in s.quote)
-        row["stored"] = stored
+        row["verbatim"] = sum(1 for s in snippets
+                              if stored[s.start : s.end] == s.quote and "\n" not in s.quote)
+        row["text"]["fetchledger"] = stored
+        row["extractor"] = ledger.details(got.source.id).versions[-1]["extractor"]
     except RetrievalFailed as failed:
-        row["status"] = failed.status
+        row["error"]["fetchledger"] = failed.status
     return row
 
 
-def report(rows: list[dict[str, Any]], pypdf_version: str) -> None:
-    both = [r for r in rows if "plain_pages" in r and "doc" in r]
-    pages = sum(len(r["plain_pages"]) for r in both)
-    plain_time = sum(r["plain_time"] for r in both)
-    extract_time = sum(r["extract_time"] for r in both)
-    read_time = sum(r["read_time"] for r in both)
-    overhead = statistics.median(r["extract_time"] - r["plain_time"] for r in both)
+def score(rows: list[dict[str, Any]], papers: dict[str, list[str]]) -> dict[str, Any]:
+    out: dict[str, Any] = {k: {s: [0, 0] for s in SIDES} for k in (
+        "lines", "sentences", "order", "ref_pypdf", "ref_pdfium", "paper_sentences",
+        "paper_order")}
+    for r in rows:
+        for side in SIDES:
+            text = r["text"].get(side)
+            if text is None:
+                continue
+            lines, flat = lines_of(text), norm(text)
+            spec = EXPECTED_LINES.get(r["name"])
+            if spec:
+                wanted = layout_lines(expected_text(spec[0]), spec[1])
+                positions = [line_position(w, flat) for w in wanted]
+                found = [p for p in positions if p >= 0]
+                _add(out["lines"][side], len(found), len(wanted))
+                if spec[1]:
+                    _add(out["order"][side], in_order(found),
+                         max(len(found) - 1, 0))
+            if r["name"] in EXPECTED_SENTENCES:
+                wanted = sentences(expected_text(EXPECTED_SENTENCES[r["name"]]), min_words=1)
+                _add(out["sentences"][side], quotable(wanted, lines), len(wanted))
+            if r["name"] in papers:
+                wanted = papers[r["name"]]
+                _add(out["paper_sentences"][side], quotable(wanted, lines), len(wanted))
+                found = [flat.find(s) for s in wanted]
+                found = [p for p in found if p >= 0]
+                _add(out["paper_order"][side], in_order(found),
+                     max(len(found) - 1, 0))
+            for engine in PLAIN:
+                if r["name"] in papers or engine not in r["text"]:
+                    continue
+                reference = [s for page in r["page_texts"][engine]
+                             for s in sentences(joined_page_text(page))]
+                _add(out[f"ref_{engine}"][side], quotable(reference, lines), len(reference))
+    return out
 
-    gt_total = gt_plain = gt_fl = 0
-    words = {"plain": [0, 0], "fl": [0, 0], "plain_whole": [0, 0], "fl_whole": [0, 0]}
-    ref_total = ref_plain = ref_fl = 0
-    for r in both:
-        plain_lines = lines_of("\n".join(r["plain_pages"]))
-        fl_lines = lines_of(r["stored"])
-        expected_file = GROUND_TRUTH_SENTENCES.get(r["name"])
-        expected = ((CORPUS / expected_file).read_text() if expected_file
-                    else GROUND_TRUTH_TEXT.get(r["name"]))
-        if expected:
-            wanted = sentences(expected, min_words=1)
-            gt_total += len(wanted)
-            gt_plain += quotable(wanted, plain_lines)
-            gt_fl += quotable(wanted, fl_lines)
-        words_file = GROUND_TRUTH_WORDS.get(r["name"])
-        if words_file:
-            expected_words = (CORPUS / words_file).read_text()
-            for key, text in (("plain", "\n".join(r["plain_pages"])), ("fl", r["stored"])):
-                for suffix, rejoin in (("", False), ("_whole", True)):
-                    found, total = word_recall(expected_words, text, rejoin=rejoin)
-                    words[key + suffix][0] += found
-                    words[key + suffix][1] += total
-        reference = [s for page in r["plain_pages"] for s in sentences(joined_page_text(page))]
-        ref_total += len(reference)
-        ref_plain += quotable(reference, plain_lines)
-        ref_fl += quotable(reference, fl_lines)
-    quotes = sum(r.get("quotes", 0) for r in rows)
-    verbatim = sum(r.get("verbatim", 0) for r in rows)
 
-    def pct(part: int, whole: int) -> str:
+def in_order(positions: list[int]) -> int:
+    """Consecutive pairs of positions that stand in increasing order."""
+    return sum(1 for a, b in itertools.pairwise(positions) if a < b)
+
+
+def _add(cell: list[int], part: int, whole: int) -> None:
+    cell[0] += part
+    cell[1] += whole
+
+
+def speed_of_a_paper(ledger: Ledger, folder: Path, limits: Limits) -> dict[str, float]:
+    data, _ = paper_pdf(14)
+    path = folder / "paper-14-pages.pdf"
+    path.write_bytes(data)
+    times = {side: best_of(3, lambda e=extract: e(data, None))[0]  # type: ignore[misc]
+             for side, extract in PLAIN.items()}
+    times["extract"] = best_of(3, lambda: read_pdf(data, locator=str(path), meta={},
+                                                   limits=limits, name=path.name))[0]
+    times["read"] = best_of(3, lambda: ledger.read(path))[0]
+    child = ChildLimits(limits.pdf_timeout, limits.pdf_memory, limits.max_decoded_bytes)
+    times["child"] = best_of(5, lambda: run_in_child("__main__:noop", data, {}, child))[0]
+    return times
+
+
+def noop(payload: bytes, params: dict[str, Any], emit: Callable[[dict[str, Any]], None]) -> None:
+    """A sandbox job that does nothing: what the child process costs by itself."""
+    emit({"t": "doc"})
+
+
+def report(rows: list[dict[str, Any]], scores: dict[str, Any], paper: dict[str, float],
+           engine: str) -> None:
+    import pypdf
+    import pypdfium2.version
+
+    print(f"PDF benchmark — corpus {CORPUS} ({len(rows) - 2} PDFs) + 2 authored two-column "
+          f"papers — pypdf {pypdf.__version__}, pypdfium2 {pypdfium2.version.PYPDFIUM_INFO} "
+          f"(PDFium {str(pypdfium2.version.PDFIUM_INFO).split('@')[0]}), fetchledger engine "
+          f"{engine}, Python {sys.version.split()[0]}\n")
+
+    def pct(cell: list[int]) -> str:
+        part, whole = cell
         return f"{part / whole:.1%} ({part}/{whole})" if whole else "n/a"
 
-    outcomes = Counter(r.get("status", "registered") for r in rows)
-    plain_failures = Counter(r["plain_error"] for r in rows if "plain_error" in r)
-    with_text = [r for r in rows if any(p.strip() for p in r.get("plain_pages", []))]
+    read_by_all = [r for r in rows if not r["error"] and r["name"].endswith(".pdf")
+                   and not r["name"].startswith("authored/")]
+    pages = sum(r["pages"] for r in read_by_all)
     table = [
-        (f"files giving text (of {len(rows)} PDFs)", str(len(with_text)),
-         str(len([r for r in rows if "doc" in r]))),
-        (f"pages/s (files both read, {pages} pages)", f"{pages / plain_time:,.0f}",
-         f"{pages / extract_time:,.0f} extract / {pages / read_time:,.0f} read+register"),
-        ("median extra time per file", "—", f"{overhead * 1000:+.1f} ms (extract)"),
-        ("ground-truth sentences quotable", pct(gt_plain, gt_total), pct(gt_fl, gt_total)),
-        ("ground-truth words recalled", pct(*words["plain"]), pct(*words["fl"])),
-        ("  ... hyphen-split words counted whole", pct(*words["plain_whole"]),
-         pct(*words["fl_whole"])),
-        ("reference sentences quotable", pct(ref_plain, ref_total), pct(ref_fl, ref_total)),
-        ("quotes handed out verbatim, one line", "—", pct(verbatim, quotes)),
+        (f"files read without error (of {len(rows)})",
+         *[str(sum(1 for r in rows if side not in r["error"])) for side in SIDES]),
+        ("expected lines found (upstream texts)", *[pct(scores["lines"][s]) for s in SIDES]),
+        ("sentences quotable, one line (upstream)",
+         *[pct(scores["sentences"][s]) for s in SIDES]),
+        ("sentences quotable, one line (authored papers)",
+         *[pct(scores["paper_sentences"][s]) for s in SIDES]),
+        ("column order kept (026 two-column file)", *[pct(scores["order"][s]) for s in SIDES]),
+        ("column order kept (authored papers)",
+         *[pct(scores["paper_order"][s]) for s in SIDES]),
+        ("reference sentences quotable (pypdf's text)",
+         *[pct(scores["ref_pypdf"][s]) for s in SIDES]),
+        ("reference sentences quotable (PDFium's text)",
+         *[pct(scores["ref_pdfium"][s]) for s in SIDES]),
+        (f"pages/s, corpus files all read ({pages} pages)",
+         *[f"{pages / sum(r['time'][s] for r in read_by_all):,.0f}" for s in SIDES]),
+        ("14-page paper: seconds (fetchledger = read)",
+         f"{paper['pypdf']:.3f}", f"{paper['pdfium']:.3f}", f"{paper['read']:.3f}"),
+        ("  ... of which child start-up / extract", "—", "—",
+         f"{paper['child']:.3f} / {paper['extract']:.3f}"),
+        ("  ... of which registration (read - extract)", "—", "—",
+         f"{paper['read'] - paper['extract']:.3f}"),
+        ("quotes handed out verbatim, one line", "—", "—",
+         pct([sum(r.get("verbatim", 0) for r in rows), sum(r.get("quotes", 0) for r in rows)])),
     ]
-    print(f"PDF benchmark — corpus {CORPUS} — pypdf {pypdf_version}, Python "
-          f"{sys.version.split()[0]}")
-    width = max(len(t[0]) for t in table)
-    cols = (width, max(len(t[1]) for t in table), max(len(t[2]) for t in table))
-    print(f"{'metric':<{cols[0]}} | {'plain pypdf':<{cols[1]}} | fetchledger")
-    print(f"{'-' * cols[0]}-|-{'-' * cols[1]}-|-{'-' * cols[2]}")
-    for metric, plain, ours in table:
-        print(f"{metric:<{cols[0]}} | {plain:<{cols[1]}} | {ours}")
-    print(f"\nfetchledger outcomes: {dict(sorted(outcomes.items()))}")
-    if plain_failures:
-        print(f"plain pypdf exceptions: {dict(plain_failures)}")
+    headers = ("metric", "plain pypdf", "plain pypdfium2", "fetchledger")
+    widths = [max(len(str(row[i])) for row in [headers, *table]) for i in range(4)]
+    print("| " + " | ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)) + " |")
+    print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
+    for row in table:
+        print("| " + " | ".join(str(c).ljust(w) for c, w in zip(row, widths, strict=True))
+              + " |")
+    errors = {side: Counter(r["error"][side] for r in rows if side in r["error"])
+              for side in SIDES}
+    print(f"\nerrors: {json.dumps({s: dict(c) for s, c in errors.items()})}")
+    print(f"fetchledger extractor per file: "
+          f"{dict(Counter(r.get('extractor', '-') for r in rows))}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--engine", default="auto", choices=("auto", "pdfium", "pypdf"))
+    args = parser.parse_args()
+    logging.getLogger("pypdf").setLevel(logging.ERROR)
+    limits = Limits(pdf_engine=args.engine)
+    inputs: list[tuple[str, bytes, str | None]] = []
+    if (CORPUS / "manifest.json").is_file():
+        manifest = {e["file"]: e for e in json.loads((CORPUS / "manifest.json").read_text())}
+        inputs += [(name, (CORPUS / name).read_bytes(), password_for(manifest[name]))
+                   for name in sorted(manifest) if name.endswith(".pdf")]
+    else:
+        print(f"(the PDF corpus is absent: {CORPUS}; authored papers only)")
+    papers: dict[str, list[str]] = {}
+    for interleaved in (False, True):
+        name = f"authored/paper-{'rows' if interleaved else 'columns'}.pdf"
+        data, wanted = paper_pdf(4, interleaved=interleaved, seed=11)
+        papers[name] = wanted
+        inputs.append((name, data, None))
+    with tempfile.TemporaryDirectory() as folder, \
+            Ledger(Path(folder) / "bench.db", limits=limits) as ledger:
+        rows = [measure(name, data, password, ledger, Path(folder))
+                for name, data, password in inputs]
+        paper = speed_of_a_paper(ledger, Path(folder), limits)
+    report(rows, score(rows, papers), paper, args.engine)
+    return 0
 
 
 if __name__ == "__main__":

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import inspect
-import re
-from pathlib import Path
 
 import fetchledger
 from fetchledger import errors
@@ -43,38 +41,3 @@ def test_exit_codes_follow_the_design() -> None:
         "http_error", "timeout", "too_large", "blocked_address", "robots_denied",
         "empty_content", "needs_password", "no_text_layer", "corrupt", "unsupported_type",
         "network_error", "dns_error", "command_failed"}
-
-
-def test_no_import_cycles_inside_the_package() -> None:
-    """Imports flow one way (DESIGN §3): build the module graph and look for cycles."""
-    root = Path(fetchledger.__file__).parent
-    graph: dict[str, set[str]] = {}
-    for path in root.rglob("*.py"):
-        module = ".".join(("fetchledger", *path.relative_to(root).with_suffix("").parts))
-        module = module.removesuffix(".__init__")
-        package = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
-        edges = set()
-        source = path.read_text()
-        source = source.split("if TYPE_CHECKING:")[0]  # type-only imports do not count
-        for dots, name, names in re.findall(
-                r"^\s*from (\.+)([\w.]*) import \(?([\w, ]*)", source, re.M):
-            base = package.split(".")
-            base = base[: len(base) - (len(dots) - 1)]
-            if name:
-                edges.add(".".join([*base, name]))
-            else:  # "from . import a, b" imports the sibling modules a and b
-                edges.update(".".join([*base, n.strip()]) for n in names.split(",") if n.strip())
-        graph[module] = edges
-
-    def visit(node: str, stack: list[str], done: set[str]) -> None:
-        assert node not in stack, f"import cycle: {' -> '.join([*stack, node])}"
-        if node in done or node not in graph:
-            return
-        for target in graph[node]:
-            visit(target, [*stack, node], done)
-        done.add(node)
-
-    done: set[str] = set()
-    for module in graph:
-        if module != "fetchledger":
-            visit(module, [], done)

@@ -12,6 +12,8 @@ from fetchledger.identity.commands import command_line, command_locator, piped_l
 from fetchledger.identity.secrets import command_secrets as secret_values
 from fetchledger.identity.secrets import is_secret_name, redact_argv, redact_command_text
 
+KEY = b"k" * 32
+
 
 @pytest.mark.parametrize(("argv", "expected"), [
     (["tool", "--token=abc123"], ["tool", "--token=REDACTED"]),
@@ -63,37 +65,38 @@ def test_shell_text_keeps_its_form() -> None:
 
 
 def test_locator_is_the_quoted_argv_and_the_folder(tmp_path: Path) -> None:
-    where = command_locator(["grep", "-n", "two words", "f.txt"], tmp_path)
+    where = command_locator(["grep", "-n", "two words", "f.txt"], tmp_path, key=KEY)
     assert where.locator == f"grep -n 'two words' f.txt (in {tmp_path.resolve()})"
     assert shlex.split(where.locator.rsplit(" (in ", 1)[0]) == ["grep", "-n", "two words", "f.txt"]
     assert where.command_line == "grep -n 'two words' f.txt"
     # the same words split differently are a different command
-    assert command_locator(["grep", "-n", "two", "words", "f.txt"], tmp_path).locator != (
-        where.locator)
+    split = command_locator(["grep", "-n", "two", "words", "f.txt"], tmp_path, key=KEY)
+    assert split.locator != where.locator
 
 
 def test_shell_locator_equals_sh_dash_c(tmp_path: Path) -> None:
-    shell = command_locator(["ls", "|", "wc", "-l"], tmp_path, shell=True)
-    assert shell.locator == command_locator(["sh", "-c", "ls | wc -l"], tmp_path).locator
+    shell = command_locator(["ls", "|", "wc", "-l"], tmp_path, shell=True, key=KEY)
+    assert shell.locator == command_locator(["sh", "-c", "ls | wc -l"], tmp_path, key=KEY).locator
     assert shell.command_line == "ls | wc -l" == command_line(["ls | wc -l"], shell=True)
 
 
 def test_bad_commands_and_folders_are_bad_input(tmp_path: Path) -> None:
     with pytest.raises(InvalidArgument):
-        command_locator([])
+        command_locator([], key=KEY)
     with pytest.raises(InvalidArgument):
-        command_locator(["  "], shell=True)
+        command_locator(["  "], shell=True, key=KEY)
     with pytest.raises(InvalidArgument):
-        command_locator(["echo", "a\0b"])
+        command_locator(["echo", "a\0b"], key=KEY)
     with pytest.raises(InvalidPath):
-        command_locator(["ls"], tmp_path / "missing")
+        command_locator(["ls"], tmp_path / "missing", key=KEY)
     (tmp_path / "file").write_text("x")
     with pytest.raises(InvalidPath):
-        command_locator(["ls"], tmp_path / "file")
+        command_locator(["ls"], tmp_path / "file", key=KEY)
 
 
 def test_piped_locator(tmp_path: Path) -> None:
-    where = piped_locator("  curl   -H 'Authorization: Bearer z' x ", tmp_path)
-    assert where.locator == f"stdin: curl -H 'Authorization: REDACTED' x (in {tmp_path.resolve()})"
+    where = piped_locator("  curl   -H 'Authorization: Bearer z' x ", tmp_path, key=KEY)
+    assert where.display == f"stdin: curl -H 'Authorization: REDACTED' x (in {tmp_path.resolve()})"
+    assert where.locator.startswith("stdin: curl -H 'Authorization: REDACTED~")
     with pytest.raises(InvalidArgument):
-        piped_locator("", tmp_path)
+        piped_locator("", tmp_path, key=KEY)

@@ -81,6 +81,7 @@ def snapshot(location: LedgerLocation) -> dict[str, Any]:
             "pages": [ledger.pages(s.id) for s in sources],
             "quotes": ledger.recorded_quotes(),
             "attempts": ledger.attempts(),
+            "identity key": ledger.identity_key,
         }
 
 

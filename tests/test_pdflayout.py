@@ -42,3 +42,14 @@ def test_pieces_of_one_line_stay_one_line_left_to_right() -> None:
     boxes[0:1] = [Box(150, 691, 284, 700), Box(54, 691, 148, 700)]  # line 1 drawn in two pieces
     order = column_order(boxes)
     assert order is not None and order[0] == [1, 0]
+
+
+def test_words_of_full_lines_are_never_two_columns() -> None:
+    """An OCR layer draws every word on its own, with the gaps between words lined up
+    from line to line; lines beside a figure stop halfway. None of it is columns."""
+    def words(top: float, count: int) -> list[Box]:
+        return [Box(54 + 44 * k, top - 9, 94 + 44 * k, top) for k in range(count)]
+
+    boxes = [box for row in range(24)
+             for box in words(740 - 12 * row, 6 if 8 <= row < 16 else 11)]
+    assert column_order(boxes) is None

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from fetchledger import Ledger
-from fetchledger.identity.commands import command_line
+from fetchledger.identity.commands import command_line, command_locator
 from fetchledger.identity.secrets import (
     REDACTED,
     command_secrets,
@@ -95,6 +95,24 @@ def test_run_shell_scripts_are_redacted_and_keep_their_operators() -> None:
     assert command_line(["echo", "--api-key=X;", "echo", "X"], shell=True) == \
         "echo --api-key=REDACTED; echo REDACTED"
     assert command_secrets(["echo --api-key=X; echo X"], shell=True) == ["X"]
+
+
+def test_two_scripts_differing_only_in_a_secret_are_two_sources(tmp_path: Path) -> None:
+    key = b"k" * 32
+    one = command_locator(["sh", "-c", "TOKEN=aaa111 ./fetch"], tmp_path, key=key)
+    two = command_locator(["sh", "-c", "TOKEN=bbb222 ./fetch"], tmp_path, key=key)
+    folder = tmp_path.resolve()
+    assert one.display == two.display == f"sh -c 'TOKEN=REDACTED ./fetch' (in {folder})"
+    assert one.locator != two.locator
+    shell_one = command_locator(["TOKEN=aaa111", "./fetch"], tmp_path, shell=True, key=key)
+    assert shell_one.locator == one.locator  # run --shell is sh -c
+    for where in (one, two):
+        assert "aaa111" not in where.locator and "bbb222" not in where.locator
+    with Ledger(tmp_path / "l.db") as ledger:
+        first = ledger.run(["echo --api-key=Zq1; echo done"], shell=True, cwd=tmp_path)
+        second = ledger.run(["echo --api-key=Wq2; echo done"], shell=True, cwd=tmp_path)
+        assert first.source.id != second.source.id
+        assert first.source.locator == second.source.locator
 
 
 def test_scripts_are_run_and_stored_without_their_secrets(tmp_path: Path,

@@ -18,10 +18,11 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, TypeVar
+from typing import IO, TYPE_CHECKING, Any, TypeVar
 
-from .adapters.command import CommandAdapter
+from .adapters.command import CommandAdapter, PipedAdapter
 from .adapters.files import FileAdapter, PageRange, parse_page_range
+from .adapters.protocol import Adapter, CommandInput, FileInput, HttpInput, PipedInput, WebInput
 from .config import Limits, allow_private_from_env, resolve_ledger_path
 from .document import Document, Page
 from .errors import (
@@ -37,6 +38,7 @@ from .models import (
     Copied,
     Failure,
     Outcome,
+    Quote,
     Retrieval,
     Snippet,
     Source,
@@ -44,7 +46,7 @@ from .models import (
 )
 from .store import open_store, shown_location
 from .store.prepare import Failed, Prepared, prepare
-from .store.protocol import QuoteRow, RecordedQuote, Store, StoredVersion
+from .store.protocol import QuoteRow, Store, StoredVersion
 from .text.passages import (
     QuoteSpan,
     cut_quote,
@@ -58,12 +60,10 @@ from .text.verbatim import find_verbatim, nearest_passage
 
 if TYPE_CHECKING:
     from .adapters.curl_args import CurlCommand
-    from .adapters.http import HttpAdapter
-    from .adapters.web import WebAdapter
     from .batch.lines import BatchInput, BatchOutcome
-    from .net.client import HTTPClient, HTTPRequest
+    from .net.client import HTTPClient
 
-__all__ = ["Ledger", "copy_ledger"]
+__all__ = ["ADAPTERS", "Ledger", "copy_ledger"]
 
 T = TypeVar("T")
 
@@ -93,11 +93,15 @@ class Ledger:
         self.allow_private = allow_private_from_env() if allow_private is None else allow_private
         self.allow_hosts = tuple(allow_hosts)
         self._store: Store = open_store(self.path, busy_timeout=self.limits.ledger_busy_timeout)
-        self._files = FileAdapter(self.limits)
-        self._commands = CommandAdapter(self.limits)
-        self._http_client: HTTPClient | None = None  # created on first use (imports httpx)
-        self._web: WebAdapter | None = None
-        self._http: HttpAdapter | None = None
+        self._key = self._store.identity_key()
+        self._adapters: dict[type[Any], Adapter[Any, Any]] = {}  # made on first use
+        self._http_client: HTTPClient | None = None  # made on first use (imports httpx)
+
+    @property
+    def identity_key(self) -> bytes:
+        """The ledger's random identity key: redacted query and argv values enter source
+        identities as HMACs under it (for clients such as batch that compute identities)."""
+        return self._key
 
     def close(self) -> None:
         if self._http_client is not None:
@@ -142,25 +146,34 @@ class Ledger:
         return Retrieval(source, snippets, stored.new_source, stored.new_version,
                          prepared.warnings)
 
-    def _retrieve(
-        self, kind: str, display: str, load: Callable[[], Document], *,
-        query: str | None, k: int, page_range: PageRange | None = None,
-    ) -> Retrieval:
+    def _retrieve(self, given: object, *, query: str | None, k: int,
+                  page_range: PageRange | None = None) -> Retrieval:
+        """The one way an adapter's input becomes a registered source: identify it once
+        (bad input raises, nothing recorded), load it, prepare it, write it; a failed
+        retrieval is recorded as an attempt under its identity and raised."""
+        adapter = self._adapter(type(given))
+        identity = adapter.identify(given)
         _check_k(k)
         try:
-            document = load()
+            document = adapter.load(given, identity)
             prepared = prepare(
                 document, query=query, k=k, max_raw_stored=self.limits.max_raw_stored,
                 page_range=(page_range.first, page_range.last) if page_range else None)
         except RetrievalFailed as error:
-            self.record([Failed(kind, display, error)])
+            self.record([Failed(identity.kind, identity.display, error)])
             raise
         return self.register_prepared(prepared)
 
+    def _adapter(self, input_type: type[Any]) -> Adapter[Any, Any]:
+        adapter = self._adapters.get(input_type)
+        if adapter is None:
+            adapter = self._adapters[input_type] = ADAPTERS[input_type](self)
+        return adapter
+
     @staticmethod
     def _snippet(source_id: int, version: int, text: str, span: QuoteSpan) -> Snippet:
-        return Snippet(source_id, version, text[span.start : span.end], span.start, span.end,
-                       span.page, span.label, span.line)
+        return Snippet(source_id, version, span.start, span.end, span.page, span.label,
+                       text[span.start : span.end], line=span.line)
 
     # --- adapters -----------------------------------------------------------------
 
@@ -175,11 +188,8 @@ class Ledger:
     ) -> Retrieval:
         """Read a local PDF, HTML, Markdown or text file and register it."""
         page_range = parse_page_range(pages) if isinstance(pages, str) else pages
-        _, display = self._files.locate(path)
-        return self._retrieve(
-            "file", display,
-            lambda: self._files.load(path, pages=page_range, password=password),
-            query=query, k=k, page_range=page_range)
+        return self._retrieve(FileInput(path, password), query=query, k=k,
+                              page_range=page_range)
 
     def read_many(
         self,
@@ -231,12 +241,8 @@ class Ledger:
         Identity: argv (secrets redacted) and working directory. A non-zero
         exit registers the output with its status, unless ``require_success``.
         """
-        where = self._commands.locate(argv, cwd=cwd, shell=shell)
-        return self._retrieve(
-            "command", where.locator,
-            lambda: self._commands.run(argv, cwd=cwd, shell=shell, timeout=timeout,
-                                       stderr=stderr, require_success=require_success),
-            query=query, k=k)
+        return self._retrieve(CommandInput(argv, cwd, shell, timeout, stderr, require_success),
+                              query=query, k=k)
 
     def read_piped(
         self,
@@ -249,10 +255,7 @@ class Ledger:
     ) -> Retrieval:
         """Register text an agent already holds (``read - --label LABEL``) as a
         command source. Identity: the label and the working directory."""
-        where = self._commands.locate_piped(label, cwd=cwd)
-        return self._retrieve(
-            "command", where.locator,
-            lambda: self._commands.piped(data, label=label, cwd=cwd), query=query, k=k)
+        return self._retrieve(PipedInput(data, label, cwd), query=query, k=k)
 
     def collect(self, inputs: Iterable[T], one: Callable[[T], Retrieval], *,
                 shown: Callable[[T], str] = str) -> list[Outcome]:
@@ -284,14 +287,7 @@ class Ledger:
               robots: bool = False) -> Retrieval:
         """Fetch a web page or any URL (HTML, PDF, JSON, text by content type) and register
         it. ``robots=True`` honours robots.txt (RobotsDenied when it disallows the URL)."""
-        if self._web is None:
-            from .adapters.web import WebAdapter
-
-            self._web = WebAdapter(self._client())
-        web = self._web
-        _, display = web.locate(url)
-        return self._retrieve("web", display, lambda: web.load(url, robots=robots),
-                              query=query, k=k)
+        return self._retrieve(WebInput(url, robots), query=query, k=k)
 
     def fetch_many(self, urls: Iterable[str], *, query: str | None = None, k: int = 3,
                    robots: bool = False) -> list[Outcome]:
@@ -352,8 +348,8 @@ class Ledger:
         from .adapters.curl_args import CurlCommand, parse_curl_args
 
         command = args if isinstance(args, CurlCommand) else parse_curl_args(args)
-        return self._request(command.http_request(), query=query, k=k,
-                             extra_secrets=command.extra_secrets)
+        return self._retrieve(HttpInput(command.http_request(), command.extra_secrets),
+                              query=query, k=k)
 
     def http_request(
         self, method: str, url: str, *, headers: Mapping[str, str] | None = None,
@@ -368,19 +364,7 @@ class Ledger:
         content = body.encode() if isinstance(body, str) else body
         request = HTTPRequest(url, method, tuple((headers or {}).items()), content or None,
                               follow_redirects=follow_redirects, total_timeout=timeout)
-        return self._request(request, query=query, k=k)
-
-    def _request(self, request: HTTPRequest, *, query: str | None, k: int,
-                 extra_secrets: tuple[str, ...] = ()) -> Retrieval:
-        from .adapters.http import HttpAdapter, request_identity
-
-        if self._http is None:
-            self._http = HttpAdapter(self._client())
-        adapter = self._http
-        identity = request_identity(request)
-        return self._retrieve(identity.kind, identity.display,
-                              lambda: adapter.load(request, identity, extra_secrets),
-                              query=query, k=k)
+        return self._retrieve(HttpInput(request), query=query, k=k)
 
     # --- reading the ledger ---------------------------------------------------------
 
@@ -428,7 +412,7 @@ class Ledger:
         return tuple(Page(start, end, number, label) for start, end, number, label
                      in self._store.version_pages(source_id, version or source.version))
 
-    def recorded_quotes(self, source_id: int | None = None) -> list[RecordedQuote]:
+    def recorded_quotes(self, source_id: int | None = None) -> list[Quote]:
         """Every quote handed out or confirmed, with its version and page (of one
         source, or of the whole ledger). Reading them records nothing."""
         if source_id is not None:
@@ -495,8 +479,8 @@ class Ledger:
         assert source is not None
         self._store.record_quotes(source_id, version_id, [
             QuoteRow(q.start, q.end, q.page, q.label, text) for q, text in found])
-        snippets = tuple(Snippet(source_id, number, text, q.start, q.end, q.page, q.label, q.line)
-                         for q, text in found)
+        snippets = tuple(Snippet(source_id, number, q.start, q.end, q.page, q.label, text,
+                                 line=q.line) for q, text in found)
         return Retrieval(source, snippets)
 
     def quote(self, source_id: int, text: str) -> Retrieval:
@@ -573,3 +557,29 @@ def copy_ledger(source: str | os.PathLike[str], destination: str | os.PathLike[s
 def _check_k(k: int) -> None:
     if k < 1:
         raise InvalidArgument(f"k must be at least 1, not {k}")
+
+
+# --- the adapters, by the input each takes -------------------------------------------------
+
+
+def _web_adapter(ledger: Ledger) -> Adapter[WebInput, Any]:
+    from .adapters.web import WebAdapter  # imports httpx: only once the web is used
+
+    return WebAdapter(ledger._client(), ledger.identity_key)
+
+
+def _http_adapter(ledger: Ledger) -> Adapter[HttpInput, Any]:
+    from .adapters.http import HttpAdapter
+
+    return HttpAdapter(ledger._client(), ledger.identity_key)
+
+
+ADAPTERS: dict[type[Any], Callable[[Ledger], Adapter[Any, Any]]] = {
+    FileInput: lambda ledger: FileAdapter(ledger.limits),
+    CommandInput: lambda ledger: CommandAdapter(ledger.identity_key, ledger.limits),
+    PipedInput: lambda ledger: PipedAdapter(ledger.identity_key, ledger.limits),
+    WebInput: _web_adapter,
+    HttpInput: _http_adapter,
+}
+"""The one table the Ledger dispatches on: an input's type -> its adapter, made on the
+Ledger's first call with such an input."""

@@ -22,6 +22,7 @@ __all__ = [
     "Copied",
     "Failure",
     "Outcome",
+    "Quote",
     "Retrieval",
     "Snippet",
     "Source",
@@ -124,17 +125,33 @@ def page_suffix(page: int | None, label: str | None) -> str:
 
 
 @dataclass(frozen=True)
-class Snippet:
-    """A verbatim quote: ``quote == stored_text[start:end]`` of version ``version``."""
+class Quote:
+    """A verbatim span of one version of a source: ``text == stored_text[start:end]``
+    of version ``version`` of source ``source_id`` (``page``/``page_label`` on paged
+    sources). Read back from the ledger (:meth:`~fetchledger.Ledger.recorded_quotes`)
+    it carries ``first_at``: when it was first handed out or confirmed."""
 
     source_id: int
     version: int
-    quote: str
     start: int
     end: int
     page: int | None
     page_label: str | None
-    line: str  # the quote as displayed, with "…" where it was cut
+    text: str
+    first_at: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Snippet(Quote):
+    """A quote as handed out: ``line`` is how it is displayed, with "…" where it was
+    cut (the quote itself never holds one)."""
+
+    line: str
+
+    @property
+    def quote(self) -> str:
+        """The verbatim text (the §5 JSON's ``quote``)."""
+        return self.text
 
     def text_line(self) -> str:
         return f'[{self.source_id}] "{self.line}"{page_suffix(self.page, self.page_label)}'

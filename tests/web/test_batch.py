@@ -397,7 +397,7 @@ def test_a_group_is_written_all_or_nothing(servers: Servers, led: Ledger,
     from fetchledger.store.prepare import Failed, prepare
 
     def prepared(n: int, meta: dict[str, object]) -> object:
-        ident = web_identity(f"https://example.org/{n}")
+        ident = web_identity(f"https://example.org/{n}", led.identity_key)
         return prepare(Document(kind="web", locator=ident.locator, display=ident.display,
                                 text=f"Paragraph {n} of text.", raw=b"raw", meta=meta))
 

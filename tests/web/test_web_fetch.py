@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from fetchledger import Ledger
+from fetchledger import Document, Ledger
 from fetchledger.config import Limits
 from fetchledger.errors import (
     BlockedAddress,
@@ -100,6 +100,24 @@ def test_spellings_of_one_url_are_one_source(web: LoopbackServer, led: Ledger) -
     variants = [base, base + "?utm_source=news&utm_campaign=x#top", base + "?fbclid=abc",
                 base.replace("http://", "HTTP://"), base.replace("127.0.0.1", "0x7f.0.0.1")]
     assert {led.fetch(url).source.id for url in variants} == {1}
+
+
+def test_a_fetch_normalizes_its_url_once(web: LoopbackServer, led: Ledger,
+                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """The identity is computed once per call and travels with the input (the adapter
+    protocol), not recomputed on the way to the store."""
+    from fetchledger.adapters import web as web_adapter
+
+    calls: list[str] = []
+    normalize = web_adapter.normalize_url
+
+    def counted(url: object) -> str:
+        calls.append(str(url))
+        return normalize(url)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(web_adapter, "normalize_url", counted)
+    led.fetch(web.url("/pages/article?utm_source=x"))
+    assert calls == [web.url("/pages/article?utm_source=x")]
 
 
 def test_every_url_of_a_redirect_chain_is_an_alias(web: LoopbackServer, led: Ledger,
@@ -319,21 +337,28 @@ def test_robots_request_obeys_the_address_policy(web: LoopbackServer, ledger_pat
 
 
 def test_the_async_path_makes_the_same_document(web: LoopbackServer) -> None:
-    from fetchledger.adapters.web import fetch_document_async
+    """Batch's path: the async client (robots.txt first), then the same extraction."""
+    from fetchledger.adapters.web import document_from_response, web_identity
+    from fetchledger.net.client import HTTPRequest
     from fetchledger.net.robots import RobotsCache
 
     web.replies["robots"] = Reply(200, {"Content-Type": "text/plain"}, ROBOTS)
 
+    async def fetched(client: AsyncHTTPClient, cache: RobotsCache, url: str) -> Document:
+        await cache.check_async(url, client)
+        response = await client.send(HTTPRequest(url))
+        key = b"k" * 32
+        return document_from_response(response, web_identity(url, key), limits=client.limits,
+                                      key=key)
+
     async def scenario() -> None:
         async with AsyncHTTPClient(allow_private=True) as client:
             cache = RobotsCache()
-            document = await fetch_document_async(client, web.url("/redirect/1"),
-                                                  limits=client.limits, robots=cache)
+            document = await fetched(client, cache, web.url("/redirect/1"))
             assert document.title == "How honeybees find their way home"
             assert document.aliases == (web.url("/redirect/1"), web.url("/pages/article"))
             with pytest.raises(RobotsDenied):
-                await fetch_document_async(client, web.url("/pages/notes"),
-                                           limits=client.limits, robots=cache)
+                await fetched(client, cache, web.url("/pages/notes"))
 
     asyncio.run(scenario())
 
@@ -354,3 +379,21 @@ def test_a_stray_latin1_byte_in_a_utf8_page_spoils_only_itself(web: LoopbackServ
     text = led.text(led.fetch(web.url("/mutable")).source.id)
     assert "Grüße aus München: die Brücke über die Isar wurde 1857 eröffnet" in text
     assert "Caf\ufffd" in text
+
+
+@pytest.mark.parametrize(("path", "name"), [("/pages/article", "article.html"),
+                                            ("/pages/readme", "readme.md"),
+                                            ("/pages/notes", "notes.txt")])
+def test_a_page_is_the_same_document_fetched_or_read_from_a_file(
+        web: LoopbackServer, led: Ledger, tmp_path: Path, path: str, name: str) -> None:
+    """One builder makes HTML and text documents, whichever way the bytes came."""
+    from .webserver import site_page
+
+    local = tmp_path / name
+    local.write_text(site_page(name), encoding="utf-8")
+    fetched, read = led.fetch(web.url(path)), led.read(local)
+    assert led.text(fetched.source.id) == led.text(read.source.id)
+    assert fetched.source.title == read.source.title or name.endswith(".txt")
+    facts = [led.details(r.source.id).versions[0] for r in (fetched, read)]
+    assert facts[0]["extractor"] == facts[1]["extractor"]
+    assert facts[0]["meta"].get("language") == facts[1]["meta"].get("language")

@@ -32,7 +32,7 @@ import subprocess
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import IO, Any
+from typing import Any
 
 from .._version import __version__
 from ..config import Limits
@@ -49,8 +49,9 @@ from ..identity.commands import CommandLocator, command_locator, piped_locator
 from ..identity.secrets import command_secrets, scrub_bytes
 from ..text.normalize import clean_lines, looks_binary, one_line
 from .children import Child
+from .protocol import CommandInput, PipedInput
 
-__all__ = ["CommandAdapter", "CommandOutput", "decode_output", "output_text"]
+__all__ = ["CommandAdapter", "CommandOutput", "PipedAdapter", "decode_output", "output_text"]
 
 LINGER_GRACE = 0.5  # seconds background holders of the output may outlive the command
 _STDERR_TAIL = 8192
@@ -78,37 +79,25 @@ class CommandOutput:
 
 
 class CommandAdapter:
-    """Runs commands and takes piped text into Documents of kind ``command``."""
+    """Runs a command (:class:`~.protocol.CommandInput`) into a Document of kind
+    ``command``. Identity: argv (secrets redacted) and working directory."""
 
-    kind = "command"
-
-    def __init__(self, limits: Limits | None = None) -> None:
+    def __init__(self, key: bytes, limits: Limits | None = None) -> None:
+        self.key = key  # the ledger's: identities hold keyed marks of redacted values
         self.limits = limits or Limits()
 
-    def locate(
-        self, argv: Sequence[str], *, cwd: str | os.PathLike[str] | None = None,
-        shell: bool = False,
-    ) -> CommandLocator:
-        """The command's identity; raises BadInput for an empty command or a bad cwd."""
-        return command_locator(argv, cwd, shell=shell)
+    def identify(self, given: CommandInput) -> CommandLocator:
+        """The command's identity; BadInput for an empty command or a bad cwd."""
+        return command_locator(given.argv, given.cwd, shell=given.shell, key=self.key)
 
-    def run(
-        self,
-        argv: Sequence[str],
-        *,
-        cwd: str | os.PathLike[str] | None = None,
-        shell: bool = False,
-        timeout: float | None = None,
-        stderr: bool = False,
-        require_success: bool = False,
-    ) -> Document:
-        where = self.locate(argv, cwd=cwd, shell=shell)
-        limit = self.limits.command_timeout if timeout is None else timeout
+    def load(self, given: CommandInput, where: CommandLocator) -> Document:
+        limit = self.limits.command_timeout if given.timeout is None else given.timeout
         if not limit > 0:
             raise InvalidArgument(f"the timeout must be a positive number of seconds, not {limit}")
-        ran = execute(argv, cwd=where.cwd, shell=shell, timeout=limit, merge_stderr=stderr,
-                      max_output=self.limits.max_command_output, name=where.argv[0])
-        secrets = command_secrets(argv, shell=shell)
+        ran = execute(given.argv, cwd=where.cwd, shell=given.shell, timeout=limit,
+                      merge_stderr=given.stderr, max_output=self.limits.max_command_output,
+                      name=where.argv[0])
+        secrets = command_secrets(given.argv, shell=given.shell)
         if secrets:  # a verbose command may echo its own secrets: they are never stored
             ran = _scrubbed(ran, secrets)
         status = _status_phrase(ran.exit_code)
@@ -116,15 +105,15 @@ class CommandAdapter:
         said = f'; stderr: "{errors}"' if errors else ""
         if ran.exit_code in (126, 127) and not ran.output.strip():
             raise CommandFailed(f"the command could not be run ({status}){said}",
-                                locator=where.locator)
-        if require_success and ran.exit_code != 0:
+                                locator=where.display)
+        if given.require_success and ran.exit_code != 0:
             raise CommandFailed(f"the command {status} (success was required){said}",
-                                locator=where.locator)
+                                locator=where.display)
         if not ran.output.strip():
-            hint = None if stderr else "--stderr registers what it wrote to stderr"
+            hint = None if given.stderr else "--stderr registers what it wrote to stderr"
             raise EmptyContent(f"the command printed nothing ({status}){said}",
-                               locator=where.locator, hint=hint)
-        text, warnings = _text_or_fail(ran.output, where.locator)
+                               locator=where.display, hint=hint)
+        text, warnings = _text_or_fail(ran.output, where.display)
         if ran.exit_code != 0:
             warnings.insert(0, f"the command {status}{said}")
         if ran.lingered:
@@ -132,26 +121,31 @@ class CommandAdapter:
         meta: dict[str, Any] = {
             "argv": list(where.argv), "cwd": where.cwd, "exit_code": ran.exit_code,
             "duration": round(ran.duration, 3), "command_line": where.command_line,
-            "shell": shell, "stderr": stderr, "output_bytes": len(ran.output),
+            "shell": given.shell, "stderr": given.stderr, "output_bytes": len(ran.output),
         }
         if ran.exit_code < 0:
             meta["signal"] = _signal_name(-ran.exit_code)
         return Document(
-            kind="command", locator=where.locator, display=where.locator, text=text,
+            kind="command", locator=where.locator, display=where.display, text=text,
             raw=ran.output, extractor="command", extractor_version=__version__, meta=meta,
             warnings=tuple(warnings),
         )
 
-    def locate_piped(
-        self, label: str, *, cwd: str | os.PathLike[str] | None = None
-    ) -> CommandLocator:
-        return piped_locator(label, cwd)
 
-    def piped(
-        self, data: bytes | IO[bytes], *, label: str, cwd: str | os.PathLike[str] | None = None,
-    ) -> Document:
-        """Text an agent already holds (``read - --label LABEL``), as a command source."""
-        where = self.locate_piped(label, cwd=cwd)
+class PipedAdapter:
+    """Text a caller already holds (:class:`~.protocol.PipedInput`, ``read - --label
+    LABEL``), as a Document of kind ``command``. Identity: the label and the working
+    directory."""
+
+    def __init__(self, key: bytes, limits: Limits | None = None) -> None:
+        self.key = key  # the ledger's: identities hold keyed marks of redacted values
+        self.limits = limits or Limits()
+
+    def identify(self, given: PipedInput) -> CommandLocator:
+        return piped_locator(given.label, given.cwd, key=self.key)
+
+    def load(self, given: PipedInput, where: CommandLocator) -> Document:
+        data = given.data
         if not isinstance(data, bytes) and data.isatty():
             raise InvalidArgument("nothing is piped in: stdin is a terminal",
                                   hint='e.g. git log -5 | fetchledger read - --label "git log -5"')
@@ -159,12 +153,12 @@ class CommandAdapter:
         raw = data if isinstance(data, bytes) else data.read(cap + 1)
         if len(raw) > cap:
             raise TooLarge(f"the piped text is over the cap of {cap:,} bytes",
-                           locator=where.locator)
+                           locator=where.display)
         if not raw.strip():
-            raise EmptyContent("nothing was piped in", locator=where.locator)
-        text, warnings = _text_or_fail(raw, where.locator)
+            raise EmptyContent("nothing was piped in", locator=where.display)
+        text, warnings = _text_or_fail(raw, where.display)
         return Document(
-            kind="command", locator=where.locator, display=where.locator, text=text, raw=raw,
+            kind="command", locator=where.locator, display=where.display, text=text, raw=raw,
             extractor="stdin", extractor_version=__version__,
             meta={"label": where.command_line, "cwd": where.cwd, "command_line":
                   where.command_line, "piped": True, "output_bytes": len(raw)},

@@ -15,22 +15,20 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from .._version import __version__
 from ..config import Limits
 from ..document import Document
 from ..errors import EmptyContent, InvalidPath, TooLarge, UnsupportedType
+from ..identity import Identity
 from ..identity.urls import file_locator
-from ..text.normalize import clean_lines, decode_bytes, join_wrapped_lines, one_line
-from .extract import decode_html, extract_html, extractor_version
+from ..text.normalize import decode_bytes
+from .documents import TextForm, html_document, looks_like_html, text_document
+from .protocol import FileInput
 
 __all__ = ["FileAdapter", "PageRange", "parse_page_range"]
 
 _HTML_SUFFIXES = frozenset({".html", ".htm", ".xhtml", ".shtml"})
 _MARKDOWN_SUFFIXES = frozenset({".md", ".markdown", ".mdx", ".mkd", ".mdown"})
 _PROSE_SUFFIXES = frozenset({"", ".txt", ".text", ".rst", ".adoc", ".asciidoc", ".org"})
-_HTML_START = re.compile(rb"^\s*(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html|head|body)\b",
-                         re.IGNORECASE | re.DOTALL)
-_MARKDOWN_HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*#*\s*$", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -57,27 +55,20 @@ def parse_page_range(spec: str) -> PageRange:
 
 
 class FileAdapter:
-    """Reads local files into Documents."""
-
-    kind = "file"
+    """Reads local files (:class:`~.protocol.FileInput`) into Documents of kind ``file``.
+    Identity: the resolved absolute path."""
 
     def __init__(self, limits: Limits | None = None) -> None:
         self.limits = limits or Limits()
 
-    def locate(self, path: str | os.PathLike[str]) -> tuple[str, str]:
-        """``(locator, display)`` of a file; raises InvalidPath for bad input."""
-        resolved = str(file_locator(path))
-        return resolved, resolved
+    def identify(self, given: FileInput) -> Identity:
+        """InvalidPath (bad input) for a missing file, a directory, a device."""
+        resolved = str(file_locator(given.path))
+        return Identity("file", resolved, resolved)
 
-    def load(
-        self,
-        path: str | os.PathLike[str],
-        *,
-        pages: PageRange | None = None,
-        password: str | None = None,
-    ) -> Document:
-        resolved = file_locator(path)
-        locator = str(resolved)
+    def load(self, given: FileInput, identity: Identity) -> Document:
+        locator = identity.locator
+        resolved = Path(locator)
         raw, stat = self._read_bytes(resolved, locator)
         meta: dict[str, Any] = {
             "size": stat.st_size,
@@ -91,10 +82,11 @@ class FileAdapter:
             from .pdf import read_pdf
 
             return read_pdf(raw, locator=locator, meta=meta, limits=self.limits,
-                            pages=pages, password=password, name=resolved.name)
-        if suffix in _HTML_SUFFIXES or _HTML_START.match(raw[:2048]):
-            return self._html(raw, locator, meta)
-        return self._text(raw, locator, meta, suffix)
+                            password=given.password, name=resolved.name)
+        if suffix in _HTML_SUFFIXES or looks_like_html(raw):
+            return html_document(raw, identity, {**meta, "content_type": "text/html"},
+                                 what="HTML page")
+        return self._text(raw, identity, meta, suffix)
 
     def _read_bytes(self, path: Path, locator: str) -> tuple[bytes, os.stat_result]:
         try:
@@ -116,42 +108,16 @@ class FileAdapter:
                            locator=locator)
         return raw, stat
 
-    def _html(self, raw: bytes, locator: str, meta: dict[str, Any]) -> Document:
-        html = decode_html(raw, locator=locator)
-        extracted = extract_html(html, locator=locator)
-        if not extracted.text:
-            raise EmptyContent("the HTML page has no readable text", locator=locator)
-        meta = {**meta, "content_type": "text/html"}
-        if extracted.canonical:
-            meta["canonical_url"] = extracted.canonical
-        return Document(
-            kind="file", locator=locator, display=locator, text=extracted.text, raw=raw,
-            title=extracted.title, site=extracted.site, author=extracted.author,
-            date=extracted.date, extractor=extracted.extractor,
-            extractor_version=extractor_version(), meta=meta,
-        )
-
-    def _text(self, raw: bytes, locator: str, meta: dict[str, Any], suffix: str) -> Document:
+    def _text(self, raw: bytes, identity: Identity, meta: dict[str, Any],
+              suffix: str) -> Document:
         try:
-            decoded = decode_bytes(raw, locator=locator)
+            decoded = decode_bytes(raw, locator=identity.locator)
         except UnsupportedType as exc:
             raise UnsupportedType(
-                f"{exc.message}: not a PDF, HTML, Markdown or text file", locator=locator
-            ) from exc
-        title = None
-        if suffix in _MARKDOWN_SUFFIXES:
-            text, content_type, extractor = join_wrapped_lines(decoded), "text/markdown", "markdown"
-            heading = _MARKDOWN_HEADING.search(text)
-            title = one_line(heading.group(1)) if heading else None
-        elif suffix in _PROSE_SUFFIXES:
-            text = join_wrapped_lines(decoded, markdown=False)
-            content_type, extractor = "text/plain", "text"
-        else:
-            text, content_type, extractor = clean_lines(decoded), "text/plain", "lines"
-        if not text:
-            raise EmptyContent("the file holds only whitespace", locator=locator)
-        return Document(
-            kind="file", locator=locator, display=locator, text=text, raw=raw, title=title,
-            extractor=extractor, extractor_version=__version__,
-            meta={**meta, "content_type": content_type},
-        )
+                f"{exc.message}: not a PDF, HTML, Markdown or text file",
+                locator=identity.locator) from exc
+        form: TextForm = ("markdown" if suffix in _MARKDOWN_SUFFIXES else
+                          "text" if suffix in _PROSE_SUFFIXES else "lines")
+        content_type = "text/markdown" if form == "markdown" else "text/plain"
+        return text_document(decoded, form, raw, identity,
+                             {**meta, "content_type": content_type}, what="file")

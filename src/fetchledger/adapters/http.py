@@ -17,6 +17,7 @@ from __future__ import annotations
 from ..config import Limits
 from ..document import Document
 from ..errors import EmptyContent
+from ..identity import Identity
 from ..identity.secrets import (
     REDACTED,
     is_secret_name,
@@ -24,21 +25,25 @@ from ..identity.secrets import (
     scrub_secrets,
     secret_forms,
 )
-from ..identity.urls import http_locator
+from ..identity.urls import http_identity, http_locator
 from ..net.client import HTTPClient, HTTPRequest, HTTPResponse
-from .web import Identity, document_from_response, response_meta, web_identity
+from .protocol import HttpInput
+from .web import document_from_response, response_meta, web_identity
 
 __all__ = ["HttpAdapter", "request_identity", "secrets_of"]
 
 
-def request_identity(request: HTTPRequest) -> Identity:
-    """Who the request is: a web page for a plain GET, else ``METHOD URL [body hash]``.
-    Raises InvalidURL (bad input) for a URL that cannot be requested."""
+def request_identity(request: HTTPRequest, key: bytes) -> Identity:
+    """Who the request is: a web page for a plain GET, else ``METHOD URL [body hash]``
+    (secret query values as their keyed marks under ``key``). Raises InvalidURL (bad
+    input) for a URL that cannot be requested."""
     method = request.method.upper()
     if method == "GET" and not request.content:
-        return web_identity(request.url)
-    locator = http_locator(method, request.url, request.content, _content_type(request))
-    return Identity("http", locator, locator)
+        return web_identity(request.url, key)
+    content_type = _content_type(request)
+    return Identity("http", http_identity(method, request.url, request.content, content_type,
+                                          key),
+                    http_locator(method, request.url, request.content, content_type))
 
 
 def secrets_of(request: HTTPRequest, extra: tuple[str, ...] = ()) -> list[str]:
@@ -52,19 +57,24 @@ def _content_type(request: HTTPRequest) -> str:
 
 
 class HttpAdapter:
-    """Sends one request through the shared client and reads its response."""
+    """Sends one request (:class:`~.protocol.HttpInput`) through the shared client and
+    reads its response."""
 
-    def __init__(self, client: HTTPClient, limits: Limits | None = None) -> None:
+    def __init__(self, client: HTTPClient, key: bytes, limits: Limits | None = None) -> None:
         self.client = client
+        self.key = key
         self.limits = limits or client.limits
 
-    def load(self, request: HTTPRequest, identity: Identity,
-             extra_secrets: tuple[str, ...] = ()) -> Document:
-        secrets = secrets_of(request, extra_secrets)
-        response = self.client.send(request)
+    def identify(self, given: HttpInput) -> Identity:
+        return request_identity(given.request, self.key)
+
+    def load(self, given: HttpInput, identity: Identity) -> Document:
+        secrets = secrets_of(given.request, given.extra_secrets)
+        response = self.client.send(given.request)
         if response.method == "HEAD":
             return scrub_secrets(_headers_document(response, identity), secrets)
-        return document_from_response(response, identity, limits=self.limits, secrets=secrets)
+        return document_from_response(response, identity, limits=self.limits, key=self.key,
+                                      secrets=secrets)
 
 
 def _headers_document(response: HTTPResponse, identity: Identity) -> Document:

@@ -28,7 +28,9 @@ image-only pages and text that looks garbled (a broken font mapping).
 
 from __future__ import annotations
 
+import contextlib
 import faulthandler
+import functools
 import re
 import time
 from typing import Any
@@ -74,18 +76,12 @@ def read_pdf(
     locator: str,
     meta: dict[str, Any],
     limits: Limits,
-    pages: object = None,
     password: str | None = None,
     name: str = "",
     kind: str = "file",
 ) -> Document:
-    """Extract a PDF's text page by page into a Document with page spans.
-
-    ``pages`` is accepted for symmetry with the callers and not used here:
-    the whole document is stored (one file, one source, one version) and the
-    ledger limits the quotes to the requested pages.
-    """
-    del pages
+    """Extract a PDF's text page by page into a Document with page spans (the whole
+    document: quotes are limited to requested pages when they are handed out)."""
     if kind not in KINDS:
         raise ValueError(f"unknown source kind {kind!r}")
     engine = limits.pdf_engine
@@ -108,14 +104,31 @@ def read_pdf(
     return _document(frames, raw=raw, locator=locator, meta=meta, name=name, kind=kind)
 
 
+# A one-page PDF in a standard font: reading it once here sets up PDFium's font
+# mapper (a scan of the system's fonts) before any fork, instead of in every child.
+_WARM_UP = (b"%PDF-1.4\n1 0 obj << /Type /Catalog /Pages 2 0 R >> endobj\n"
+            b"2 0 obj << /Type /Pages /Kids [3 0 R] /Count 1 >> endobj\n"
+            b"3 0 obj << /Type /Page /Parent 2 0 R /MediaBox [0 0 200 50] /Contents 4 0 R "
+            b"/Resources << /Font << /F1 << /Type /Font /Subtype /Type1 /BaseFont /Helvetica "
+            b">> >> >> >> endobj\n4 0 obj << /Length 35 >> stream\n"
+            b"BT /F1 9 Tf 9 9 Td (fetchledger) Tj ET\nendstream endobj\n"
+            b"trailer << /Root 1 0 R >>\n%%EOF\n")
+
+
+@functools.cache
 def _preload() -> None:
-    """Import both engines (and what pypdf imports lazily while extracting) here,
-    once, so a forked child starts with them instead of importing them per file."""
+    """Import both engines (and what pypdf imports lazily while extracting) and warm
+    PDFium up here, once, so a forked child starts with them ready instead of doing
+    it for every file."""
     import pypdf
     import pypdf._codecs._codecs
     import pypdf.filters  # noqa: F401
     import pypdfium2
-    import pypdfium2.raw  # noqa: F401
+
+    with contextlib.suppress(Exception):
+        pdf = pypdfium2.PdfDocument(_WARM_UP)
+        pdf[0].get_textpage().get_text_range()
+        pdf.close()
 
 
 def _run(

@@ -7,8 +7,11 @@ one: sentences of the two columns interleave. :func:`column_order` looks at
 the boxes of the page's text segments (one per line piece, in drawing order)
 and, when they stand in two columns with a gutter between them *and* the
 drawing order keeps jumping between the columns, gives the segments in reading
-order instead: full-width segments (a title, a figure caption) split the page
-into blocks, and each block is read left column first.
+order instead. Segments drawn one after another along a baseline with gaps
+smaller than a line height (the words of a line) are one piece first, so a
+gap between words is never taken for a gutter. Full-width pieces (a title, a
+figure caption) split the page into blocks; each block is read left column
+first.
 """
 
 from __future__ import annotations
@@ -38,28 +41,54 @@ def column_order(boxes: Sequence[Box]) -> list[list[int]] | None:
     """The segments (indices into ``boxes``) as lines in reading order, or None when
     the drawing order is already the reading order (or the page has no columns)."""
     usable = [i for i, b in enumerate(boxes) if b.right > b.left and b.top > b.bottom]
-    if len(usable) < _MIN_SEGMENTS:
+    pieces = _pieces(usable, boxes)
+    if len(pieces) < _MIN_SEGMENTS:
         return None
-    gutter = _gutter([boxes[i] for i in usable])
+    extent = {n: _union([boxes[i] for i in piece]) for n, piece in enumerate(pieces)}
+    gutter = _gutter(list(extent.values()))
     if gutter is None:
         return None
-    side = {i: _side(boxes[i], gutter) for i in usable}
-    sides = [side[i] for i in usable if side[i] != "span"]
+    side = {n: _side(box, gutter) for n, box in extent.items()}
+    sides = [s for s in side.values() if s != "span"]
     jumps = sum(1 for a, b in itertools.pairwise(sides) if a != b)
-    spans = sorted((i for i in usable if side[i] == "span"), key=lambda i: -_middle(boxes[i]))
+    spans = sorted((n for n in side if side[n] == "span"), key=lambda n: -_middle(extent[n]))
     if jumps <= 2 * (len(spans) + 1):
         return None  # column by column already
     lines: list[list[int]] = []
     for block in range(len(spans) + 1):
         if block:
-            lines.append([spans[block - 1]])
-        above = _middle(boxes[spans[block - 1]]) if block else float("inf")
-        below = _middle(boxes[spans[block]]) if block < len(spans) else float("-inf")
+            lines.append(pieces[spans[block - 1]])
+        above = _middle(extent[spans[block - 1]]) if block else float("inf")
+        below = _middle(extent[spans[block]]) if block < len(spans) else float("-inf")
         for column in ("left", "right"):
-            members = [i for i in usable if side[i] == column
-                       and below < _middle(boxes[i]) <= above]
-            lines.extend(_lines(members, boxes))
+            members = [n for n in side if side[n] == column
+                       and below < _middle(extent[n]) <= above]
+            for line in _lines(members, extent):
+                lines.append([i for n in line for i in pieces[n]])
     return lines
+
+
+def _pieces(usable: list[int], boxes: Sequence[Box]) -> list[list[int]]:
+    """Runs of segments drawn one after the other along one baseline with no more
+    than a line height between them (words of a line, pieces of a line in another
+    font): a gap between columns is wider, a gap between words is not."""
+    pieces: list[list[int]] = []
+    for i in usable:
+        box = boxes[i]
+        if pieces:
+            last = boxes[pieces[-1][-1]]
+            height = min(last.top - last.bottom, box.top - box.bottom)
+            overlap = min(last.top, box.top) - max(last.bottom, box.bottom)
+            if overlap > 0.5 * height and 0 <= box.left - last.right < 1.5 * height:
+                pieces[-1].append(i)
+                continue
+        pieces.append([i])
+    return pieces
+
+
+def _union(boxes: list[Box]) -> Box:
+    return Box(min(b.left for b in boxes), min(b.bottom for b in boxes),
+               max(b.right for b in boxes), max(b.top for b in boxes))
 
 
 def _gutter(boxes: list[Box]) -> float | None:
@@ -102,7 +131,7 @@ def _middle(box: Box) -> float:
     return (box.bottom + box.top) / 2
 
 
-def _lines(members: list[int], boxes: Sequence[Box]) -> list[list[int]]:
+def _lines(members: list[int], boxes: dict[int, Box]) -> list[list[int]]:
     """Segments of one column grouped into lines (top down, left to right)."""
     ordered = sorted(members, key=lambda i: (-boxes[i].top, boxes[i].left))
     lines: list[list[int]] = []

@@ -142,7 +142,8 @@ def _dehyphenate(previous: str, line: str, words: Counter[str] | None) -> str:
         return previous[:-1] + line
     if not line[0].islower():
         return previous + line  # "COVID-" + "19", "non-" + "European"
-    head = _WORDS.findall(previous)[-1].lower() if _WORDS.findall(previous) else ""
+    words_before = _WORDS.findall(previous[-100:])  # the tail holds the hyphenated word
+    head = words_before[-1].lower() if words_before else ""
     tail_match = _WORDS.match(line)
     tail = tail_match.group(0).lower() if tail_match else ""
     if words is not None and head and tail:

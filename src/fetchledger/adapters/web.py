@@ -19,33 +19,26 @@ from __future__ import annotations
 
 import json
 import posixpath
-import re
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
-from typing import Any
+from dataclasses import replace
+from typing import Any, Literal
 from urllib.parse import unquote, urlsplit
 
 import httpx
 
-from .._version import __version__
 from ..config import Limits
-from ..document import Document, Kind
-from ..errors import CorruptContent, EmptyContent, InvalidURL, UnsupportedType
+from ..document import Document
+from ..errors import EmptyContent, InvalidURL, UnsupportedType
+from ..identity import Identity
 from ..identity.secrets import request_secrets, scrub_secrets
-from ..identity.urls import normalize_url, parse_http_url, redact_url
-from ..net.client import AsyncHTTPClient, HTTPClient, HTTPRequest, HTTPResponse
+from ..identity.urls import normalize_url, parse_http_url, url_identity
+from ..net.client import HTTPClient, HTTPRequest, HTTPResponse
 from ..net.robots import RobotsCache
-from ..text.normalize import clean_lines, decode_bytes, join_wrapped_lines, looks_binary, one_line
-from .extract import decode_html, extract_html, extractor_version
+from ..text.normalize import decode_bytes, looks_binary, one_line
+from .documents import TextForm, html_document, looks_like_html, text_document
+from .protocol import WebInput
 
-__all__ = [
-    "Identity",
-    "WebAdapter",
-    "document_from_response",
-    "fetch_document",
-    "fetch_document_async",
-    "web_identity",
-]
+__all__ = ["WebAdapter", "document_from_response", "web_identity"]
 
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 PDF_TYPES = frozenset({"application/pdf", "application/x-pdf"})
@@ -55,69 +48,41 @@ GENERIC_TYPES = frozenset({"", "application/octet-stream", "binary/octet-stream"
                            "application/force-download", "application/unknown"})
 _SINGLE_BYTE = frozenset({"iso-8859-1", "latin-1", "latin1", "l1", "us-ascii", "ascii",
                           "windows-1252", "cp1252", "iso8859-1"})
-_HTML_START = re.compile(rb"^\s*(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html|head|body)\b",
-                         re.IGNORECASE | re.DOTALL)
-_MARKDOWN_HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*#*\s*$", re.MULTILINE)
 READABLE = "HTML, PDF, JSON, plain text, Markdown or CSV"
+ContentKind = Literal["pdf", "html"] | TextForm
 
 
-@dataclass(frozen=True)
-class Identity:
-    """Who a request is (DESIGN §4): the kind, canonical locator and display form."""
-
-    kind: Kind
-    locator: str
-    display: str
-
-
-def web_identity(url: str | httpx.URL) -> Identity:
-    """A web page's identity: its normalized URL (secrets redacted). InvalidURL if none."""
-    locator = normalize_url(url)
-    return Identity("web", locator, locator)
-
-
-def fetch_document(client: HTTPClient, url: str, *, limits: Limits,
-                   robots: RobotsCache | None = None) -> Document:
-    """GET ``url`` (robots.txt first when ``robots`` is given) and extract it."""
-    identity = web_identity(url)
-    if robots is not None:
-        robots.check(url, client)
-    response = client.send(HTTPRequest(url))
-    return document_from_response(response, identity, limits=limits,
-                                  secrets=request_secrets(url))
-
-
-async def fetch_document_async(client: AsyncHTTPClient, url: str, *, limits: Limits,
-                               robots: RobotsCache | None = None) -> Document:
-    """The same as :func:`fetch_document`, for the async client (batch)."""
-    identity = web_identity(url)
-    if robots is not None:
-        await robots.check_async(url, client)
-    response = await client.send(HTTPRequest(url))
-    return document_from_response(response, identity, limits=limits,
-                                  secrets=request_secrets(url))
+def web_identity(url: str | httpx.URL, key: bytes) -> Identity:
+    """A web page's identity: its normalized URL, secret query values as their keyed
+    marks under ``key`` (displayed ``REDACTED``). InvalidURL if it is none."""
+    parsed = parse_http_url(url) if isinstance(url, str) else url  # parsed once for both
+    return Identity("web", url_identity(parsed, key), normalize_url(parsed))
 
 
 class WebAdapter:
-    """``fetch URL``: one HTTP client, one robots.txt cache."""
+    """``fetch URL`` (:class:`~.protocol.WebInput`): one HTTP client, one robots.txt
+    cache. Identity: the normalized URL, redacted values keyed under ``key`` (the
+    ledger's)."""
 
-    kind = "web"
-
-    def __init__(self, client: HTTPClient, limits: Limits | None = None) -> None:
+    def __init__(self, client: HTTPClient, key: bytes, limits: Limits | None = None) -> None:
         self.client = client
+        self.key = key
         self.limits = limits or client.limits
         self.robots = RobotsCache()
 
-    def locate(self, url: str) -> tuple[str, str]:
-        """``(locator, display)``; raises InvalidURL (bad input) before anything is sent."""
-        if not isinstance(url, str):
-            raise InvalidURL(f"not a URL: {url!r}")
-        identity = web_identity(url)
-        return identity.locator, identity.display
+    def identify(self, given: WebInput) -> Identity:
+        """InvalidURL (bad input) before anything is sent."""
+        if not isinstance(given.url, str):
+            raise InvalidURL(f"not a URL: {given.url!r}")
+        return web_identity(given.url, self.key)
 
-    def load(self, url: str, *, robots: bool = False) -> Document:
-        return fetch_document(self.client, url, limits=self.limits,
-                              robots=self.robots if robots else None)
+    def load(self, given: WebInput, identity: Identity) -> Document:
+        """GET the URL (robots.txt first when asked) and extract it."""
+        if given.robots:
+            self.robots.check(given.url, self.client)
+        response = self.client.send(HTTPRequest(given.url))
+        return document_from_response(response, identity, limits=self.limits, key=self.key,
+                                      secrets=request_secrets(given.url))
 
 
 # --- a response as a document -----------------------------------------------------------
@@ -142,11 +107,11 @@ def response_meta(response: HTTPResponse) -> dict[str, Any]:
 
 
 def document_from_response(response: HTTPResponse, identity: Identity, *, limits: Limits,
-                           secrets: Sequence[str] = ()) -> Document:
+                           key: bytes, secrets: Sequence[str] = ()) -> Document:
     """Route a final response by content type and extract its text; the document
-    carries ``identity`` and, for a web page, the URLs of its redirect chain as aliases."""
+    carries ``identity`` and, for a web page, the URLs of its redirect chain as aliases
+    (identities under ``key``, the one ``identity`` was made with)."""
     body = response.content
-    shown = response.display_url
     if not body.strip():
         raise EmptyContent(f"the response is empty (HTTP {response.status}"
                            f"{', ' + response.content_type if response.content_type else ''})",
@@ -160,27 +125,33 @@ def document_from_response(response: HTTPResponse, identity: Identity, *, limits
         document = read_pdf(body, locator=identity.display, meta=meta, limits=limits,
                             name=name, kind=identity.kind)
     elif kind == "html":
-        document = _html_document(body, response, shown, identity, meta)
+        document = html_document(body, identity, meta, url=response.display_url,
+                                 charset=choose_charset(body, response.charset))
     else:
         document = _text_document(kind, body, response, identity, meta)
-    # A GET's redirect chain names the same page; a POST's final URL does not.
-    aliases = tuple(dict.fromkeys(
-        normalize_url(u) for u in (*response.redirects, shown) if _is_http(u))
-    ) if identity.kind == "web" else ()
     document = replace(document, kind=identity.kind, locator=identity.locator,
-                       display=identity.display, aliases=aliases)
+                       display=identity.display, aliases=_aliases(response, identity, key))
     return scrub_secrets(document, secrets)
 
 
-def _is_http(url: str) -> bool:
+def _aliases(response: HTTPResponse, identity: Identity, key: bytes) -> tuple[str, ...]:
+    """The identities of a GET's redirect chain and its final URL: names of the same page
+    (a POST's final URL is not). Without redirects the final URL is the identity. The
+    hops as requested, secrets included, so that their keyed marks are right."""
+    if identity.kind != "web" or not response.hops:
+        return ()
+    found = (_identity_of(u, key) for u in (*response.hops, response.url))
+    return tuple(dict.fromkeys(u for u in found if u is not None))
+
+
+def _identity_of(url: str, key: bytes) -> str | None:
     try:
-        parse_http_url(url)
-    except InvalidURL:
-        return False
-    return True
+        return url_identity(url, key)
+    except InvalidURL:  # a hop to a scheme that is no web page
+        return None
 
 
-def _content_kind(content_type: str, body: bytes, locator: str) -> str:
+def _content_kind(content_type: str, body: bytes, locator: str) -> ContentKind:
     if content_type in HTML_TYPES:
         return "html"
     if content_type in PDF_TYPES:
@@ -199,11 +170,11 @@ def _content_kind(content_type: str, body: bytes, locator: str) -> str:
                           f"({READABLE})", locator=locator)
 
 
-def _sniff(body: bytes, content_type: str, locator: str) -> str:
+def _sniff(body: bytes, content_type: str, locator: str) -> ContentKind:
     head = body[:2048]
     if head.lstrip().startswith(b"%PDF-"):
         return "pdf"
-    if _HTML_START.match(head):
+    if looks_like_html(head):
         return "html"
     if not looks_binary(body):
         stripped = body.strip()
@@ -230,37 +201,7 @@ def choose_charset(raw: bytes, declared: str | None) -> str | None:
     return declared
 
 
-def _html_document(body: bytes, response: HTTPResponse, shown: str, identity: Identity,
-                   meta: dict[str, Any]) -> Document:
-    html = decode_html(body, choose_charset(body, response.charset), locator=identity.display)
-    extracted = extract_html(html, shown, locator=identity.display)
-    if not extracted.text:
-        needs_script = "<script" in html.lower()
-        raise EmptyContent(
-            "the page has no readable text" + (" (it is built by JavaScript, which "
-                                               "fetchledger does not run)" if needs_script
-                                               else ""), locator=identity.display)
-    if extracted.canonical:
-        canonical = _absolute(extracted.canonical, response.url)
-        if canonical:
-            meta["canonical_url"] = canonical
-    if extracted.language:
-        meta["language"] = extracted.language
-    return Document(
-        kind=identity.kind, locator=identity.locator, display=identity.display,
-        text=extracted.text, raw=body, title=extracted.title, site=extracted.site,
-        author=extracted.author, date=extracted.date, extractor=extracted.extractor,
-        extractor_version=extractor_version(), meta=meta)
-
-
-def _absolute(href: str, base: str) -> str | None:
-    try:
-        return redact_url(httpx.URL(base).join(href.strip()))
-    except (InvalidURL, httpx.InvalidURL, ValueError, UnicodeError):
-        return None
-
-
-def _text_document(kind: str, body: bytes, response: HTTPResponse, identity: Identity,
+def _text_document(kind: TextForm, body: bytes, response: HTTPResponse, identity: Identity,
                    meta: dict[str, Any]) -> Document:
     try:
         decoded = decode_bytes(body, choose_charset(body, response.charset),
@@ -268,28 +209,8 @@ def _text_document(kind: str, body: bytes, response: HTTPResponse, identity: Ide
     except UnsupportedType as exc:
         raise UnsupportedType(f"{exc.message} ({response.content_type or 'no content type'})",
                               locator=identity.display) from exc
-    title = None
-    if kind == "json":
-        try:
-            data = json.loads(decoded)
-        except ValueError as exc:
-            raise CorruptContent(f"the body is not valid JSON: {exc}",
-                                 locator=identity.display) from exc
-        text = clean_lines(json.dumps(data, indent=2, ensure_ascii=False))
-    elif kind == "markdown":
-        text = join_wrapped_lines(decoded)
-        heading = _MARKDOWN_HEADING.search(text)
-        title = one_line(heading.group(1)) if heading else None
-    elif kind == "csv":
-        text = clean_lines(decoded)
-    else:
-        text = join_wrapped_lines(decoded, markdown=False)
-    if not text:
-        raise EmptyContent("the body holds only whitespace", locator=identity.display)
-    return Document(
-        kind=identity.kind, locator=identity.locator, display=identity.display, text=text,
-        raw=body, title=title or _file_name(response.display_url), extractor=kind,
-        extractor_version=__version__, meta=meta)
+    return text_document(decoded, kind, body, identity, meta,
+                         title=_file_name(response.display_url))
 
 
 def _file_name(url: str) -> str | None:

@@ -50,7 +50,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from typing import Protocol
 
-from ..adapters.web import Identity, web_identity
+from ..adapters.web import web_identity
 from ..config import Limits
 from ..errors import (
     BadInput,
@@ -60,6 +60,7 @@ from ..errors import (
     NetworkError,
     RetrievalFailed,
 )
+from ..identity import Identity
 from ..identity.secrets import request_secrets, shown_url
 from ..identity.urls import parse_http_url
 from ..models import Failure, Retrieval, Source
@@ -81,12 +82,15 @@ RETRY_STATUSES = frozenset({429, 503})
 
 class BatchLedger(Protocol):
     """What a batch needs of the ledger it fills (:class:`fetchledger.Ledger` is one):
-    its limits and address policy, whether an input already has a source, and the
-    ledger's one write path. A batch writes nothing any other way."""
+    its limits and address policy, its identity key, whether an input already has a
+    source, and the ledger's one write path. A batch writes nothing any other way."""
 
     limits: Limits
     allow_private: bool
     allow_hosts: tuple[str, ...]
+
+    @property
+    def identity_key(self) -> bytes: ...
 
     def source_for(self, locator: str) -> Source | None: ...
 
@@ -231,7 +235,7 @@ class _Batch:
         for index, item in enumerate(inputs):
             shown = shown_url(item.url)
             try:
-                identity = _identity(item)
+                identity = _identity(item, self.ledger.identity_key)
             except BadInput as error:
                 self._emit(index, Failure.from_error(shown, error), shown)
                 continue
@@ -426,8 +430,8 @@ class _Batch:
         while True:
             try:
                 result = await pool.call(
-                    "prepare_response", response, job.identity, self.ledger.limits,
-                    tuple(request_secrets(job.url)), job.query, job.k)
+                    "prepare_response", response, job.identity, self.ledger.identity_key,
+                    self.ledger.limits, tuple(request_secrets(job.url)), job.query, job.k)
             except WorkerDied:
                 # A worker died on it (a parser crash, or killed): it has been replaced;
                 # try the page once more, and record a page that kills it twice.
@@ -488,11 +492,11 @@ class _Batch:
         self.wake.set()
 
 
-def _identity(item: BatchInput) -> Identity:
+def _identity(item: BatchInput, key: bytes) -> Identity:
     if item.problem is not None:
         raise InvalidArgument(item.problem)
     try:
-        return web_identity(item.url)
+        return web_identity(item.url, key)
     except BadInput as error:
         if item.line is None:
             raise

@@ -45,8 +45,8 @@ from ..errors import FetchLedgerError, RetrievalFailed, retrieval_error_for_stat
 from ..store.prepare import prepare
 
 if TYPE_CHECKING:
-    from ..adapters.web import Identity
     from ..config import Limits
+    from ..identity import Identity
     from ..net.client import HTTPResponse
     from ..store.prepare import Prepared
 
@@ -81,12 +81,14 @@ class WorkerDied(Exception):
 
 
 def prepare_response(
-    response: HTTPResponse, identity: Identity, limits: Limits, secrets: tuple[str, ...],
-    query: str | None, k: int,
+    response: HTTPResponse, identity: Identity, key: bytes, limits: Limits,
+    secrets: tuple[str, ...], query: str | None, k: int,
 ) -> Prepared | WorkFailure:
-    """Extract a fetched response and prepare its version (runs in a worker)."""
+    """Extract a fetched response and prepare its version (runs in a worker; ``key`` is
+    the ledger's identity key, for the redirect chain's aliases)."""
     try:
-        document = document_from_response(response, identity, limits=limits, secrets=secrets)
+        document = document_from_response(response, identity, limits=limits, key=key,
+                                          secrets=secrets)
         return prepare(document, query=query, k=k, max_raw_stored=limits.max_raw_stored)
     except FetchLedgerError as error:
         status = error.status if isinstance(error, RetrievalFailed) else "corrupt"

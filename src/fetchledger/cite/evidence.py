@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..errors import UnknownSource
-from ..models import Source
+from ..models import Quote, Source
 from ..text.passages import query_terms, split_passages
 from ..text.verbatim import find_verbatim, nearest_passage, strip_emphasis
 from .figures import SourceFigures, source_figures
@@ -21,11 +21,9 @@ from .figures import SourceFigures, source_figures
 if TYPE_CHECKING:
     from ..document import Page
     from ..ledger import Ledger
-    from ..store.protocol import RecordedQuote
     from .citations import Citations
 
 __all__ = [
-    "Located",
     "SourceView",
     "Support",
     "find_quotation",
@@ -39,24 +37,11 @@ _ELISION = re.compile(
 _TRAILING = ".,;:!?"
 
 
-@dataclass(frozen=True)
-class Located:
-    """Where a piece of text sits in one version of a source."""
-
-    source_id: int
-    version: int
-    start: int
-    end: int
-    page: int | None
-    page_label: str | None
-    text: str
-
-
 @dataclass
 class Support:
     """A quote of a cited source and the draft lines whose sentences draw on it."""
 
-    quote: Located
+    quote: Quote
     handed_out: bool
     lines: list[int] = field(default_factory=list)
     terms: frozenset[str] | None = field(default=None, repr=False)
@@ -79,7 +64,7 @@ class SourceView:
         self._texts: dict[int, dict[int, str]] = {}
         self._figures: dict[int, SourceFigures] = {}
         self._pages: dict[tuple[int, int], tuple[Page, ...]] = {}
-        self._quotes: dict[int, list[RecordedQuote]] = {}
+        self._quotes: dict[int, list[Quote]] = {}
 
     def source(self, source_id: int) -> Source | None:
         if source_id not in self._sources:
@@ -113,7 +98,7 @@ class SourceView:
             return pages[index].number, pages[index].label
         return None, None
 
-    def recorded_quotes(self, source_id: int) -> list[RecordedQuote]:
+    def recorded_quotes(self, source_id: int) -> list[Quote]:
         if source_id not in self._quotes:
             self._quotes[source_id] = self.ledger.recorded_quotes(source_id)
         return self._quotes[source_id]
@@ -127,7 +112,7 @@ class SourceView:
         return text[passage.start : passage.end] if passage else None
 
 
-def find_quotation(view: SourceView, source_id: int, quotation: str) -> Located | None:
+def find_quotation(view: SourceView, source_id: int, quotation: str) -> Quote | None:
     """Where a draft quotation is verbatim in source ``source_id`` (every fragment in
     one version, latest first), else None. Only whitespace, typographic quotes and
     dashes, and markdown emphasis may differ, and sentence punctuation just inside
@@ -145,7 +130,7 @@ def find_quotation(view: SourceView, source_id: int, quotation: str) -> Located 
             page, label = view.page_at(source_id, version, first[0])
             if "\n" in text[start:end]:  # fragments on different lines: quote the first
                 start, end = first
-            return Located(source_id, version, start, end, page, label, text[start:end])
+            return Quote(source_id, version, start, end, page, label, text[start:end])
     return None
 
 
@@ -168,10 +153,8 @@ def supports(view: SourceView, citations: Citations) -> dict[int, list[Support]]
             continue
         entries: dict[tuple[int, int, int], Support] = {}
         for quote in view.recorded_quotes(source_id):
-            located = Located(source_id, quote.version, quote.start, quote.end, quote.page,
-                              quote.page_label, quote.text)
             entries.setdefault((quote.version, quote.start, quote.end),
-                               Support(located, handed_out=True))
+                               Support(quote, handed_out=True))
         result[source_id] = list(entries.values())
     for sentence in citations.sentences:
         line = citations.draft.position(sentence.offset)[0]
@@ -202,7 +185,7 @@ def supports(view: SourceView, citations: Citations) -> dict[int, list[Support]]
     return result
 
 
-def _support_for(supports_of_source: list[Support], located: Located) -> Support:
+def _support_for(supports_of_source: list[Support], located: Quote) -> Support:
     for support in supports_of_source:
         q = support.quote
         if q.version == located.version and q.start <= located.start \

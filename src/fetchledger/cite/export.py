@@ -38,7 +38,7 @@ from ..models import Source
 from ..store.protocol import utc_now
 from .bibliography import bibtex_entry, csl_item
 from .entries import Entry, entry_parts, pages_text, source_url
-from .evidence import Located, Support
+from .evidence import Support
 
 if TYPE_CHECKING:
     from ..ledger import Ledger
@@ -98,9 +98,7 @@ def export(ledger: Ledger, format: str, path: str | os.PathLike[str]) -> ExportS
 def _entries(ledger: Ledger, sources: list[Source]) -> list[Entry]:
     by_source: dict[int, list[Support]] = {}
     for quote in ledger.recorded_quotes():
-        located = Located(quote.source_id, quote.version, quote.start, quote.end, quote.page,
-                          quote.page_label, quote.text)
-        by_source.setdefault(quote.source_id, []).append(Support(located, handed_out=True))
+        by_source.setdefault(quote.source_id, []).append(Support(quote, handed_out=True))
     return [Entry(s.id, s, tuple(by_source.get(s.id, ()))) for s in sources]
 
 

@@ -439,25 +439,32 @@ class _InlineScanner:
         self._emit_range(i, i + 1)
         return i + 1
 
-    def _closing_bracket(self, i: int, end: int) -> int:
-        """Index of the ``]`` matching the ``[`` at ``i`` (-1 if none)."""
+    def _closing(self, i: int, end: int, *, link_target: bool = False) -> int:
+        """Index of the delimiter that closes the one at ``i``: the ``]`` of a ``[``, or
+        with ``link_target`` the ``)`` of an inline link target's ``(``; -1 if none.
+        Escaped delimiters do not count, nor (in brackets) those inside a code span; a
+        link target ends at a blank line."""
+        opener, closer = ("(", ")") if link_target else ("[", "]")
+        raw = self.raw
         depth = 0
         j = i
         while j < end:
-            char = self.raw[j]
+            char = raw[j]
             if char == "\\":
                 j += 2
                 continue
-            if char == "`":  # brackets inside a code span do not count
-                close = self.raw.find("`", j + 1, end)
+            if char == "`" and not link_target:
+                close = raw.find("`", j + 1, end)
                 j = close + 1 if close != -1 else j + 1
                 continue
-            if char == "[":
+            if char == opener:
                 depth += 1
-            elif char == "]":
+            elif char == closer:
                 depth -= 1
                 if depth == 0:
                     return j
+            elif link_target and char == "\n" and raw[j - 1] == "\n":
+                return -1
             j += 1
         return -1
 
@@ -465,7 +472,7 @@ class _InlineScanner:
         raw = self.raw
         image = raw[i] == "!"
         open_at = i + 1 if image else i
-        close = self._closing_bracket(open_at, end)
+        close = self._closing(open_at, end)
         if close == -1:
             self._emit_range(i, i + 1)
             return i + 1
@@ -479,17 +486,17 @@ class _InlineScanner:
                 self.notes.append(len(self.out_origin))
             return after  # an author's footnote reference is not prose
         if after < end and raw[after] == "(":
-            target_end = self._inline_target(after, end)
-            if target_end != -1:
-                target = raw[after + 1 : target_end - 1].strip()
+            target_close = self._closing(after, end, link_target=True)
+            if target_close != -1:
+                target = raw[after + 1 : target_close].strip()
                 url = target.split()[0].strip("<>") if target else ""
                 if url.lower().startswith(_URL_SCHEMES) or url.lower().startswith("www."):
                     at = raw.find(url, after)
                     self._link(url, at, at + len(url), "link")
                 self._scan(open_at + 1, close, markers=False)
-                return target_end
+                return target_close + 1
         if after < end and raw[after] == "[":
-            ref_close = self._closing_bracket(after, end)
+            ref_close = self._closing(after, end)
             if ref_close != -1:
                 ref = raw[after + 1 : ref_close]
                 if _normalize_label(ref or label) in self.reference_labels:
@@ -508,26 +515,6 @@ class _InlineScanner:
                 return after
         self._emit_range(i, open_at + 1)
         return open_at + 1
-
-    def _inline_target(self, i: int, end: int) -> int:
-        """End (after ``)``) of an inline link target starting at ``(``, or -1."""
-        depth = 0
-        j = i
-        while j < end:
-            char = self.raw[j]
-            if char == "\\":
-                j += 2
-                continue
-            if char == "(":
-                depth += 1
-            elif char == ")":
-                depth -= 1
-                if depth == 0:
-                    return j + 1
-            elif char == "\n" and self.raw[j - 1] == "\n":
-                return -1
-            j += 1
-        return -1
 
     def _marker(self, ids: tuple[int, ...], start: int, end: int, *, grouped: bool,
                 footnote: bool) -> None:

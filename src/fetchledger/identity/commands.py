@@ -1,7 +1,10 @@
 """The identity of command output (DESIGN §4: argv + working directory).
 
-A command's locator is ``COMMAND-LINE (in CWD)``: the shell-quoted argv with
-secrets replaced by ``REDACTED``; piped text is ``stdin: LABEL (in CWD)``.
+A command's display locator is ``COMMAND-LINE (in CWD)``: the shell-quoted
+argv with secrets replaced by ``REDACTED``; piped text is ``stdin: LABEL (in
+CWD)``. Its identity is the same with each redacted value as its keyed mark
+(an HMAC under the ledger's key), so commands, ``sh -c`` scripts and labels
+that differ only in a secret are two sources that both display as redacted.
 Secrets are redacted by the command-line rules of :mod:`.secrets`.
 """
 
@@ -14,7 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import InvalidArgument, InvalidPath
-from .secrets import redact_argv, redact_command_text
+from . import Identity
+from .secrets import Mark, keyed_mark, redact_argv, redact_command_text
 
 __all__ = [
     "CommandLocator",
@@ -25,25 +29,27 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
-class CommandLocator:
+@dataclass(frozen=True, kw_only=True)
+class CommandLocator(Identity):
     """The identity of a command's output: argv (secrets redacted) and working directory.
 
-    ``locator`` is ``COMMAND-LINE (in CWD)``, the command line being the
+    ``display`` is ``COMMAND-LINE (in CWD)``, the command line being the
     shell-quoted argv (``shlex.join``), which is unambiguous; piped text is
-    ``stdin: LABEL (in CWD)``.
+    ``stdin: LABEL (in CWD)``. ``locator`` is the identity: the same with keyed
+    marks in place of ``REDACTED``.
     """
 
     argv: tuple[str, ...]  # redacted
     cwd: str
     command_line: str  # redacted, as people read it
-    locator: str
 
 
 def command_locator(
-    argv: Sequence[str], cwd: str | os.PathLike[str] | None = None, *, shell: bool = False
+    argv: Sequence[str], cwd: str | os.PathLike[str] | None = None, *, shell: bool = False,
+    key: bytes,
 ) -> CommandLocator:
-    """The locator of running ``argv`` in ``cwd`` (default: the working directory).
+    """The locator of running ``argv`` in ``cwd`` (default: the working directory),
+    redacted values keyed under ``key`` (the ledger's).
 
     With ``shell``, ``argv`` is joined with spaces into one script for
     ``sh -c``, so ``run --shell -- 'ls | wc -l'`` and ``run -- sh -c 'ls | wc -l'``
@@ -56,8 +62,10 @@ def command_locator(
         raise InvalidArgument("a command argument contains a NUL byte")
     folder = working_directory(cwd)
     shown = _shown_argv(argv, shell=shell)
-    return CommandLocator(shown, folder, command_line(argv, shell=shell),
-                          f"{shlex.join(shown)} (in {folder})")
+    keyed = _shown_argv(argv, shell=shell, mark=keyed_mark(key))
+    return CommandLocator("command", f"{shlex.join(keyed)} (in {folder})",
+                          f"{shlex.join(shown)} (in {folder})", argv=shown, cwd=folder,
+                          command_line=command_line(argv, shell=shell))
 
 
 def command_line(argv: Sequence[str], *, shell: bool = False) -> str:
@@ -68,13 +76,15 @@ def command_line(argv: Sequence[str], *, shell: bool = False) -> str:
     return shlex.join(_shown_argv(argv, shell=False))
 
 
-def _shown_argv(argv: Sequence[str], *, shell: bool) -> tuple[str, ...]:
+def _shown_argv(argv: Sequence[str], *, shell: bool, mark: Mark | None = None
+                ) -> tuple[str, ...]:
     if shell:
-        return ("sh", "-c", redact_command_text(" ".join(argv)))
-    return tuple(redact_argv(argv))
+        return ("sh", "-c", redact_command_text(" ".join(argv), mark=mark))
+    return tuple(redact_argv(argv, mark=mark))
 
 
-def piped_locator(label: str, cwd: str | os.PathLike[str] | None = None) -> CommandLocator:
+def piped_locator(label: str, cwd: str | os.PathLike[str] | None = None, *,
+                  key: bytes) -> CommandLocator:
     """The locator of text piped in (``read - --label LABEL``): the label and folder."""
     shown = one_line_label(label)
     if not shown:
@@ -82,7 +92,10 @@ def piped_locator(label: str, cwd: str | os.PathLike[str] | None = None) -> Comm
                               hint='e.g. fetchledger read - --label "git log -5"')
     folder = working_directory(cwd)
     clean = redact_command_text(shown)
-    return CommandLocator((), folder, clean, f"stdin: {clean} (in {folder})")
+    keyed = redact_command_text(shown, mark=keyed_mark(key))
+    return CommandLocator("command", f"stdin: {keyed} (in {folder})",
+                          f"stdin: {clean} (in {folder})", argv=(), cwd=folder,
+                          command_line=clean)
 
 
 def one_line_label(label: str) -> str:

@@ -112,11 +112,18 @@ def param_name(escaped: str) -> str:
 # --- identity ------------------------------------------------------------------------
 
 
+_MARK = re.compile(rf"{REDACTED}(?:~[0-9a-f]{{32}})?")
+
+
 def keyed_mark(key: bytes) -> Mark:
     """The mark a redacted value leaves in an identity: ``REDACTED~`` and 32 hex digits
     of its HMAC-SHA256 under ``key`` (the ledger's own random key). Two values give two
-    marks; the mark reveals nothing of the value without the key."""
+    marks; the mark reveals nothing of the value without the key. A value that already
+    is a mark stays as it is, so an identity marked again is unchanged (and a locator
+    written before keyed marks, holding ``REDACTED``, keeps it)."""
     def mark(value: str) -> str:
+        if _MARK.fullmatch(value):
+            return value
         digest = hmac.new(key, value.encode("utf-8", "surrogatepass"), hashlib.sha256)
         return f"{REDACTED}~{digest.hexdigest()[:32]}"
 
@@ -252,9 +259,10 @@ def _is_form(content_type: str) -> bool:
     return content_type.lower().split(";")[0].strip() == "application/x-www-form-urlencoded"
 
 
-def redact_body(body: bytes, content_type: str, mark: Mark = _plain_mark) -> bytes:
+def redact_body(body: bytes, content_type: str, mark: Mark | None = None) -> bytes:
     """The body with secret fields of a form or JSON body replaced by ``mark`` of their
     value (``REDACTED`` unless a keyed mark is given)."""
+    mark = mark or _plain_mark
     data = _json_body(body, content_type)
     if data is not None:
         return json.dumps(_json_redacted(data, mark), sort_keys=True,
@@ -351,7 +359,7 @@ def _redact_url(url: str, found: list[str], mark: Mark) -> str:
 
 
 def redact_argument(argument: str, previous: str | None = None,
-                    secrets: list[str] | None = None, mark: Mark = _plain_mark) -> str:
+                    secrets: list[str] | None = None, mark: Mark | None = None) -> str:
     """One argument of a command line with any secret in it replaced by ``mark`` of
     it (``REDACTED`` by default).
 
@@ -362,6 +370,7 @@ def redact_argument(argument: str, previous: str | None = None,
     ``-u/--user USER:PASSWORD``; URL user-info and secret-like query values.
     The secret values removed are appended to ``secrets`` when it is given.
     """
+    mark = mark or _plain_mark
     found = secrets if secrets is not None else []
     if previous is not None and previous.startswith("--") and "=" not in previous \
             and is_secret_name(previous) and not argument.startswith("-"):
@@ -387,11 +396,12 @@ def redact_argument(argument: str, previous: str | None = None,
 
 
 def redact_argv(argv: Sequence[str], secrets: list[str] | None = None,
-                mark: Mark = _plain_mark) -> list[str]:
+                mark: Mark | None = None) -> list[str]:
     """``argv`` with secrets replaced by ``mark`` of them (see :func:`redact_argument`);
     the script of ``sh -c``/``bash -c`` (and other shells) is redacted word by word
     (:func:`redact_command_text`); a secret found in one argument is also scrubbed
     from all the others."""
+    mark = mark or _plain_mark
     found = secrets if secrets is not None else []
     redacted = _redact_words(list(argv), found, mark, depth=0)
     return _scrub_marked(redacted, found, mark)
@@ -466,10 +476,11 @@ def command_secrets(argv: Sequence[str], *, shell: bool = False) -> list[str]:
 
 
 def redact_command_text(text: str, secrets: list[str] | None = None,
-                        mark: Mark = _plain_mark) -> str:
+                        mark: Mark | None = None) -> str:
     """A shell command line (or a label) with its secrets redacted word by word, its
     form kept: words that hold no secret stay exactly as written, operators
     (``;``, ``|``, ``&&``) and comments too."""
+    mark = mark or _plain_mark
     found = secrets if secrets is not None else []
     return _redact_script(text, found, mark, depth=0)
 
@@ -592,10 +603,11 @@ def _ordered(secrets: Iterable[str]) -> tuple[str, ...]:
     return tuple(sorted(kept, key=lambda s: (-len(s), s)))
 
 
-def scrub(text: str, secrets: Iterable[str], mark: Mark = _plain_mark) -> str:
+def scrub(text: str, secrets: Iterable[str], mark: Mark | None = None) -> str:
     """``text`` with every occurrence of each secret (in each of its spellings) replaced
     by ``mark`` of it, ``REDACTED`` by default; values under eight characters only
     where they stand as a whole word."""
+    mark = mark or _plain_mark
     forms = _forms_of(secrets)
     if not forms:
         return text

@@ -1,19 +1,24 @@
 """The canonical identity of a source (DESIGN §4), and what people are shown.
 
-A source's *locator* is what dedupes it: one canonical locator, one id.
-Secrets never enter a locator; the display form keeps a redaction mark.
+A source's *locator* is what dedupes it: one canonical locator, one id. Its
+*display* form is what people see. Secrets never enter either: the display
+keeps a ``REDACTED`` mark, and the locator, where a redacted value still tells
+two resources apart (a query value), the value's keyed mark
+(:func:`fetchledger.identity.secrets.keyed_mark`: an HMAC under the ledger's
+own random key, never the value).
 
 - Local file: the resolved absolute path.
 - Web page (and any GET without a body): the normalized URL — lowercase
-  scheme and host, default port dropped, dot segments resolved, percent
-  escapes normalized, fragment dropped, tracking parameters (``utm_*``,
-  ``fbclid``, ``gclid``, ...) dropped, the rest of the query kept in order.
+  scheme and host, default port dropped, escapes of unreserved characters
+  decoded (then dot segments resolved, so ``/a/%2e%2e/b`` is ``/b`` and a
+  trailing ``..`` keeps its slash), other escapes uppercased, fragment
+  dropped, tracking parameters (``utm_*``, ``fbclid``, ``gclid``, ...) dropped,
+  the rest of the query kept in order. User-info is a credential, not
+  identity: any user-info shows as ``REDACTED@`` (an empty one is none).
 - Other HTTP requests: ``METHOD normalized-URL`` plus the SHA-256 of the body
-  (with secret fields of form and JSON bodies redacted first).
+  (with secret fields of form and JSON bodies redacted first: credentials).
 
-Secrets (user-info, query parameters named like key/token/secret/password/
-signature) are replaced by ``REDACTED``, by the rules of :mod:`.secrets`, so
-requests that differ only in a secret are one source.
+Normalizing a normalized URL changes nothing.
 """
 
 from __future__ import annotations
@@ -26,17 +31,27 @@ from typing import TYPE_CHECKING
 
 from ..errors import InvalidPath, InvalidURL
 from .addresses import parse_ip_host
-from .secrets import REDACTED, is_secret_name, param_name, redact_body, shown_url
+from .secrets import (
+    REDACTED,
+    Mark,
+    is_secret_name,
+    keyed_mark,
+    param_name,
+    redact_body,
+    shown_url,
+)
 
 if TYPE_CHECKING:
     import httpx
 
 __all__ = [
     "file_locator",
+    "http_identity",
     "http_locator",
     "normalize_url",
     "parse_http_url",
     "redact_url",
+    "url_identity",
 ]
 
 
@@ -90,7 +105,7 @@ def parse_http_url(url: str) -> httpx.URL:
                          hint="use `fetchledger read PATH` for local files")
     import httpx  # here, not at import time: reading files needs no HTTP stack
 
-    text = _canonical_ipv4_host(text)
+    text = _resolved_path(_canonical_ipv4_host(text))
     try:
         parsed = httpx.URL(text)
     except (httpx.InvalidURL, ValueError, UnicodeError) as exc:
@@ -98,6 +113,12 @@ def parse_http_url(url: str) -> httpx.URL:
     host = parsed.raw_host.decode("ascii", "replace").lower()
     if not host:
         raise InvalidURL(f"the URL {shown_url(text)} has no host")
+    if ":" in host and "%" in host:  # an IPv6 literal with a zone: [fe80::1%25eth0]
+        raise InvalidURL(f"the URL {shown_url(text)} names an IPv6 zone (interface): "
+                         "a zone only means something on one machine, and is never fetched")
+    _check_punycode(host, text)
+    if parsed.userinfo == b":":  # https://:@host/ has no user-info
+        parsed = parsed.copy_with(userinfo=b"")
     if parsed.port is not None and not 0 < parsed.port < 65536:
         raise InvalidURL(f"the URL {shown_url(text)} has an invalid port {parsed.port}")
     ip = parse_ip_host(host)
@@ -110,7 +131,55 @@ def parse_http_url(url: str) -> httpx.URL:
     return parsed
 
 
+def _check_punycode(host: str, text: str) -> None:
+    """InvalidURL for a host with a malformed punycode label (``xn--a``): no resolver or
+    browser can name it, and the HTTP stack would fail on it mid-request."""
+    if "xn--" not in host:
+        return
+    import idna  # httpx's own IDNA library
+
+    for label in host.rstrip(".").split("."):
+        if label.startswith("xn--"):
+            try:
+                idna.decode(label)
+            except (idna.IDNAError, UnicodeError, ValueError) as exc:
+                raise InvalidURL(f"the URL {shown_url(text)} has an invalid internationalized "
+                                 f"host name ({label}: {exc})") from exc
+
+
 _AUTHORITY = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*://)([^/?#]*)(.*)$", re.DOTALL)
+
+
+_ESCAPED_DOT = re.compile("%2e", re.IGNORECASE)
+
+
+def _resolved_path(text: str) -> str:
+    """The URL with its path's escaped dots decoded and then its dot segments resolved
+    (RFC 3986 §5.2.4, as browsers do): ``/a/%2e%2e/b`` → ``/b``, ``/a/b/..`` →
+    ``/a/``. The request and the identity then name the same path."""
+    match = _AUTHORITY.match(text)
+    if not match:
+        return text
+    scheme, authority, rest = match.groups()
+    cut = min((i for i in (rest.find("?"), rest.find("#")) if i >= 0), default=len(rest))
+    path = _remove_dot_segments(_ESCAPED_DOT.sub(".", rest[:cut]))
+    return f"{scheme}{authority}{path}{rest[cut:]}"
+
+
+def _remove_dot_segments(path: str) -> str:
+    if "." not in path:
+        return path
+    segments = path.split("/")
+    kept: list[str] = []
+    for segment in segments:
+        if segment == "..":
+            if len(kept) > 1:
+                kept.pop()
+        elif segment != ".":
+            kept.append(segment)
+    if segments[-1] in (".", ".."):
+        kept.append("")  # a trailing dot segment leaves its folder: /a/b/.. is /a/
+    return "/".join(kept)
 
 
 def _canonical_ipv4_host(text: str) -> str:
@@ -167,7 +236,7 @@ def _query_pairs(raw_query: str) -> list[tuple[str, str | None]]:
     return pairs
 
 
-def _url_parts(url: str | httpx.URL, *, normalize: bool) -> str:
+def _url_parts(url: str | httpx.URL, *, normalize: bool, mark: Mark | None = None) -> str:
     parsed = parse_http_url(url) if isinstance(url, str) else url
     scheme = parsed.scheme
     host = parsed.raw_host.decode("ascii").lower().rstrip(".")
@@ -175,7 +244,7 @@ def _url_parts(url: str | httpx.URL, *, normalize: bool) -> str:
     port = parsed.port
     default = {"http": 80, "https": 443}[scheme]
     netloc = host if port in (None, default) else f"{host}:{port}"
-    if parsed.userinfo:
+    if parsed.userinfo and parsed.userinfo != b":":
         netloc = f"{REDACTED}@{netloc}"
     raw_path, _, raw_query = parsed.raw_path.decode("ascii").partition("?")
     pairs = _query_pairs(raw_query)
@@ -185,18 +254,25 @@ def _url_parts(url: str | httpx.URL, *, normalize: bool) -> str:
         if normalize and _is_tracking(plain):
             continue
         if value is not None and is_secret_name(plain):
-            value = REDACTED
+            value = mark(_normalize_escapes(value)) if mark else REDACTED
         kept.append(name if value is None else f"{name}={value}")
     path = raw_path or "/"
     query = "&".join(kept)
     if normalize:
-        path, query = _normalize_escapes(path), _normalize_escapes(query)
+        path, query = _remove_dot_segments(_normalize_escapes(path)), _normalize_escapes(query)
     return f"{scheme}://{netloc}{path}" + (f"?{query}" if query or (raw_query and not normalize)
                                            else "")
 
 
+def url_identity(url: str | httpx.URL, key: bytes) -> str:
+    """The canonical identity of a web URL: its normalized form with each secret query
+    value as its keyed mark under ``key`` (the ledger's). InvalidURL if it is none."""
+    return _url_parts(url, normalize=True, mark=keyed_mark(key))
+
+
 def normalize_url(url: str | httpx.URL) -> str:
-    """The canonical identity of a web URL (secrets redacted); InvalidURL if it is none."""
+    """A web URL's normalized form as people see it (secret values ``REDACTED``);
+    InvalidURL if it is none."""
     return _url_parts(url, normalize=True)
 
 
@@ -208,9 +284,21 @@ def redact_url(url: str | httpx.URL) -> str:
 
 def http_locator(method: str, url: str | httpx.URL, body: bytes | None = None,
                  content_type: str = "") -> str:
-    """Identity of a request other than a plain GET: ``POST https://host/path`` plus
-    ``body:sha256=...`` of the (secret-redacted) body when there is one."""
-    locator = f"{method.upper()} {normalize_url(url)}"
+    """A request other than a plain GET as people see it: ``POST https://host/path``
+    plus ``body:sha256=...`` of the (secret-redacted) body when there is one."""
+    return _http(method, normalize_url(url), body, content_type)
+
+
+def http_identity(method: str, url: str | httpx.URL, body: bytes | None, content_type: str,
+                  key: bytes) -> str:
+    """The identity of a request other than a plain GET: :func:`http_locator` with the
+    URL's secret query values as their keyed marks. Secret body fields are credentials
+    and stay ``REDACTED`` (requests differing only in them are one source)."""
+    return _http(method, url_identity(url, key), body, content_type)
+
+
+def _http(method: str, url: str, body: bytes | None, content_type: str) -> str:
+    locator = f"{method.upper()} {url}"
     if body:
         digest = hashlib.sha256(redact_body(body, content_type)).hexdigest()
         locator += f" body:sha256={digest}"

@@ -27,6 +27,7 @@ messages show URLs with their secrets redacted.
 
 from __future__ import annotations
 
+import functools
 import re
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -108,7 +109,8 @@ class HTTPResponse:
 
     ``url`` is the final URL as requested, secrets included: store only
     :attr:`display_url` (or a normalized locator). ``redirects`` are the
-    earlier hops, already redacted.
+    earlier hops, already redacted; ``hops`` the same hops as requested (for
+    identities computed under a key; never stored).
     """
 
     method: str
@@ -121,9 +123,11 @@ class HTTPResponse:
     received: int  # bytes on the wire (before content decoding)
     redirects: tuple[str, ...] = ()
     elapsed: float = 0.0
+    hops: tuple[str, ...] = field(default=(), repr=False)
 
-    @property
+    @functools.cached_property
     def display_url(self) -> str:
+        """The final URL as it may be stored and shown (secrets redacted)."""
         return redact_url(self.url)
 
     @property
@@ -311,6 +315,7 @@ class _Exchange:
             reason=response.reason_phrase or "", http_version=response.http_version,
             headers=response.headers, content=content, received=received,
             redirects=tuple(redact_url(u) for u in self.hops),
+            hops=tuple(str(u) for u in self.hops),
             elapsed=time.monotonic() - self.started)
 
     @contextmanager

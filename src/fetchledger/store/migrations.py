@@ -9,8 +9,18 @@ what only a shared ledger needs (the id counter row, batch claims).
 
 from __future__ import annotations
 
+import json
+import secrets
 import sqlite3
 from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from ..identity.upgrade import SourceRow, changed_meta, plan_upgrade, upgraded_display
+
+if TYPE_CHECKING:
+    import psycopg
+
+    PgConnection = psycopg.Connection[tuple[Any, ...]]
 
 __all__ = ["MIGRATIONS", "POSTGRES_MIGRATIONS"]
 
@@ -107,8 +117,41 @@ def _initial(db: sqlite3.Connection) -> None:
     )
 
 
+def _keyed_identity(db: sqlite3.Connection) -> None:
+    """The ledger's own random identity key (redacted query and argv values enter
+    identities as HMACs under it), and every stored identity, display and URL brought
+    under today's rules (:mod:`fetchledger.identity.upgrade`): no id changes."""
+    _run(db, "CREATE TABLE identity_key (id INTEGER PRIMARY KEY CHECK (id = 1), "
+             "key BLOB NOT NULL);")
+    key = secrets.token_bytes(32)
+    db.execute("INSERT INTO identity_key (id, key) VALUES (1, ?)", (key,))
+    aliases: dict[int, list[str]] = {}
+    for locator, source_id in db.execute("SELECT locator, source_id FROM alias"):
+        aliases.setdefault(source_id, []).append(locator)
+    rows = [SourceRow(i, kind, locator, display, tuple(aliases.get(i, ())))
+            for i, kind, locator, display in db.execute(
+                "SELECT id, kind, locator, display FROM source ORDER BY id")]
+    plan = plan_upgrade(rows, key)
+    db.executemany("DELETE FROM alias WHERE locator = ?", [(a,) for a in plan.drop_aliases])
+    db.executemany("UPDATE source SET locator = ? WHERE id = ?",
+                   [(locator, i) for i, locator in plan.locators.items()])
+    db.executemany("INSERT OR IGNORE INTO alias (locator, source_id) VALUES (?, ?)",
+                   plan.add_aliases)
+    db.executemany("UPDATE source SET display = ? WHERE id = ?",
+                   [(display, i) for i, display in plan.displays.items()])
+    db.executemany("UPDATE attempt SET locator = ? WHERE id = ?", [
+        (new, i) for i, kind, old in db.execute("SELECT id, kind, locator FROM attempt").fetchall()
+        if (new := upgraded_display(kind, old)) != old])
+    metas = [(i, kind, json.loads(meta)) for i, kind, meta in db.execute(
+        "SELECT v.id, s.kind, v.meta FROM version v JOIN source s ON s.id = v.source_id")]
+    db.executemany("UPDATE version SET meta = ? WHERE id = ?", [
+        (json.dumps(meta, ensure_ascii=False, sort_keys=True), i)
+        for i, meta in changed_meta(metas)])
+
+
 MIGRATIONS: tuple[tuple[str, Callable[[sqlite3.Connection], None]], ...] = (
     ("0001_initial", _initial),
+    ("0002_keyed_identity", _keyed_identity),
 )
 
 
@@ -196,6 +239,21 @@ CREATE TABLE attempt (
 CREATE INDEX attempt_by_status ON attempt(status);
 """
 
-POSTGRES_MIGRATIONS: tuple[tuple[str, str], ...] = (
-    ("0001_initial", _POSTGRES_INITIAL),
+
+
+def _postgres_initial(db: PgConnection) -> None:
+    db.execute(_POSTGRES_INITIAL)
+
+
+def _postgres_keyed_identity(db: PgConnection) -> None:
+    """The ledger's own random identity key, as on SQLite (a new PostgreSQL ledger has
+    no identities under older rules to bring up to date)."""
+    db.execute("CREATE TABLE identity_key (id INTEGER PRIMARY KEY CHECK (id = 1), "
+               "key BYTEA NOT NULL)")
+    db.execute("INSERT INTO identity_key (id, key) VALUES (1, %s)", (secrets.token_bytes(32),))
+
+
+POSTGRES_MIGRATIONS: tuple[tuple[str, Callable[[PgConnection], None]], ...] = (
+    ("0001_initial", _postgres_initial),
+    ("0002_keyed_identity", _postgres_keyed_identity),
 )

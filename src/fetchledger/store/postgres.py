@@ -100,6 +100,13 @@ class PostgresStore:
         self._conn: Connection | None = None
         self._migrate()
 
+    def identity_key(self) -> bytes:
+        """The ledger's random identity key (created with the ledger, never changed)."""
+        row = self._one("SELECT key FROM identity_key WHERE id = 1")
+        if row is None:
+            raise LedgerCorrupt(f"{self.shown} has lost its identity key", path=self.shown)
+        return bytes(row[0])
+
     def close(self) -> None:
         if self._conn is not None:
             self._conn.close()
@@ -216,8 +223,8 @@ class PostgresStore:
                 hint="upgrade fetchledger to use this ledger")
         if len(applied) == len(known):
             return
-        for name, script in POSTGRES_MIGRATIONS:
-            self._write(functools.partial(self._apply, name=name, script=script))
+        for name, migration in POSTGRES_MIGRATIONS:
+            self._write(functools.partial(self._apply, name=name, migration=migration))
 
     def _applied_migrations(self, db: Connection) -> list[str]:
         tables = [row[0] for row in db.execute(
@@ -233,14 +240,14 @@ class PostgresStore:
         return [row[0] for row in db.execute("SELECT name FROM migration ORDER BY name")]
 
     @staticmethod
-    def _apply(db: Connection, name: str, script: str) -> None:
+    def _apply(db: Connection, name: str, migration: Callable[[Connection], None]) -> None:
         # One process migrates at a time; the others then find the work done.
         db.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
         db.execute("CREATE TABLE IF NOT EXISTS migration "
                    "(name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")
         if db.execute("SELECT 1 FROM migration WHERE name = %s", (name,)).fetchone():
             return
-        db.execute(script)
+        migration(db)
         db.execute("INSERT INTO migration (name, applied_at) VALUES (%s, %s)", (name, utc_now()))
 
     # --- writes -------------------------------------------------------------------------
@@ -402,6 +409,8 @@ class PostgresStore:
                     hint="name a new file, or an empty PostgreSQL database")
             with db.cursor() as cursor:
                 for table, found in batches:
+                    if table == "identity_key":  # the source's key: identities stay equal
+                        cursor.execute("DELETE FROM identity_key")
                     marks = ", ".join(["%s"] * len(COPY_COLUMNS[table]))
                     cursor.executemany(f"INSERT INTO {table} ({quoted_columns(table)}) "
                                        f"VALUES ({marks})", found)

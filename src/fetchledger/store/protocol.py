@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Protocol
 
-from ..models import Attempt, Source
+from ..models import Attempt, Quote, Source
 from ..text.passages import Passage
 
 __all__ = [
@@ -27,7 +27,6 @@ __all__ = [
     "PassageHit",
     "PreparedVersion",
     "QuoteRow",
-    "RecordedQuote",
     "Registration",
     "Store",
     "StoredVersion",
@@ -98,21 +97,6 @@ class AttemptRow:
 
 
 @dataclass(frozen=True)
-class RecordedQuote:
-    """A quote the ledger handed out or confirmed: ``text`` is ``stored_text[start:end]``
-    of version ``version`` of source ``source_id``."""
-
-    source_id: int
-    version: int
-    start: int
-    end: int
-    page: int | None
-    page_label: str | None
-    text: str
-    first_at: str
-
-
-@dataclass(frozen=True)
 class StoredVersion:
     """What a registration produced: the source id, its version, and whether each is new."""
 
@@ -166,6 +150,7 @@ class Candidates:
 # What ``fetchledger copy`` moves, table by table in this order, columns as named
 # here (the same on every backend). Search indexes are rebuilt by the destination.
 COPY_COLUMNS: dict[str, tuple[str, ...]] = {
+    "identity_key": ("id", "key"),  # replaces the destination's own: identities stay equal
     "source": ("id", "kind", "locator", "display", "title", "site", "author", "published",
                "first_retrieved", "last_retrieved", "latest_version"),
     "alias": ("locator", "source_id"),
@@ -190,6 +175,12 @@ class Store(Protocol):
     """A ledger backend. Writes are one transaction each; reads see committed data."""
 
     def close(self) -> None: ...
+
+    def identity_key(self) -> bytes:
+        """The ledger's own random key (32 bytes, made by its first migration and never
+        changed; ``copy`` carries it): redacted query and argv values enter identities as
+        HMACs under it (:func:`fetchledger.identity.secrets.keyed_mark`)."""
+        ...
 
     # --- writes (only Ledger calls these) ---
 
@@ -263,7 +254,7 @@ class Store(Protocol):
 
     def attempts(self, *, failed_only: bool = False) -> list[Attempt]: ...
 
-    def recorded_quotes(self, source_id: int | None = None) -> list[RecordedQuote]:
+    def recorded_quotes(self, source_id: int | None = None) -> list[Quote]:
         """Every quote handed out or confirmed (of one source), by source, version, start."""
         ...
 

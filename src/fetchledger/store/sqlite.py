@@ -25,7 +25,7 @@ from ..errors import (
     LedgerReadOnly,
     LedgerTooNew,
 )
-from ..models import Attempt, Source
+from ..models import Attempt, Quote, Source
 from ..text.passages import Passage
 from .migrations import MIGRATIONS
 from .protocol import (
@@ -36,7 +36,6 @@ from .protocol import (
     PassageHit,
     PreparedVersion,
     QuoteRow,
-    RecordedQuote,
     Registration,
     StoredVersion,
     VersionText,
@@ -77,6 +76,14 @@ class SQLiteStore:
 
     def close(self) -> None:
         self.db.close()
+
+    def identity_key(self) -> bytes:
+        """The ledger's random identity key (created with the ledger, never changed)."""
+        with self._errors():
+            row = self.db.execute("SELECT key FROM identity_key WHERE id = 1").fetchone()
+        if row is None:
+            raise LedgerCorrupt(f"{self.path} has lost its identity key", path=str(self.path))
+        return bytes(row[0])
 
     # --- errors and transactions ---------------------------------------------
 
@@ -318,6 +325,8 @@ class SQLiteStore:
                     f"{held['attempt']} attempts): copy goes into an empty ledger only",
                     hint="name a new file, or an empty PostgreSQL database")
             for table, found in batches:
+                if table == "identity_key":  # the source's key, so identities stay equal
+                    db.execute("DELETE FROM identity_key")
                 marks = ", ".join("?" * len(COPY_COLUMNS[table]))
                 db.executemany(f"INSERT INTO {table} ({quoted_columns(table)}) "
                                f"VALUES ({marks})", found)
@@ -480,7 +489,7 @@ class SQLiteStore:
             rows = self.db.execute(sql + " ORDER BY id").fetchall()
         return [Attempt(*row) for row in rows]
 
-    def recorded_quotes(self, source_id: int | None = None) -> list[RecordedQuote]:
+    def recorded_quotes(self, source_id: int | None = None) -> list[Quote]:
         """Every quote handed out or confirmed (of one source), by source, version, start."""
         sql = ("SELECT q.source_id, v.number, q.start, q.end, q.page, q.page_label, q.text, "
                "q.first_at FROM quote q JOIN version v ON v.id = q.version_id")
@@ -491,7 +500,7 @@ class SQLiteStore:
         with self._errors():
             rows = self.db.execute(
                 sql + " ORDER BY q.source_id, v.number, q.start, q.end", params).fetchall()
-        return [RecordedQuote(*row) for row in rows]
+        return [Quote(*row) for row in rows]
 
     def version_pages(
         self, source_id: int, version_number: int

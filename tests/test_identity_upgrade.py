@@ -1,0 +1,82 @@
+"""Issue 13: a ledger written before keyed identities keeps its ids.
+
+The ledger below is made the way fetchledger 0.1 left it (migration 0001 only,
+no identity key, locators under the old rules: `accesstoken=` in clear, a
+redacted value as `REDACTED`, `%2e%2e` kept as `..`). Opening it migrates: the
+same resource is found under its old id, nothing is renumbered, two sources
+the new rules would merge stay apart, and the secrets the old rules missed
+leave the locators, displays, attempts and metadata.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+from fetchledger import Document, Ledger
+from fetchledger.identity.urls import url_identity
+
+from conftest import rows
+
+
+def _old_ledger(path: Path, cwd: Path) -> None:
+    with Ledger(path) as ledger:
+        for locator, kind, meta in [
+            ("https://api.example/v1/items?accesstoken=abc123&page=2", "web",
+             {"final_url": "https://api.example/v1/items?accesstoken=abc123&page=2"}),
+            ("https://api.example/v1/items?token=REDACTED", "web", {}),
+            ("https://example.org/x/", "web", {}),
+            ("https://example.org/x/bbb/..", "web", {}),  # old form of .../x/bbb/%2e%2e
+            (f"echo --accesstoken=zzz999 (in {cwd})", "command",
+             {"argv": ["echo", "--accesstoken=zzz999"],
+              "command_line": "echo --accesstoken=zzz999"}),
+            (f"sh -c 'TOKEN=REDACTED echo deployed' (in {cwd})", "command", {}),
+            ("/srv/notes.txt", "file", {}),
+        ]:
+            ledger.register(Document(kind=kind, locator=locator, display=locator,  # type: ignore[arg-type]
+                                     text=f"The stored text of {kind} number one.", raw=b"r",
+                                     meta=meta))
+    db = sqlite3.connect(path)
+    with db:
+        db.execute("INSERT INTO attempt (kind, locator, at, status, message) VALUES "
+                   "('web', 'https://api.example/v2?clientsecret=cs-42', '2026-01-01T00:00:00Z',"
+                   " 'http_error', 'HTTP 500')")
+        db.execute("DROP TABLE identity_key")
+        db.execute("DELETE FROM migration WHERE name != '0001_initial'")
+    db.close()
+
+
+def test_an_old_ledger_keeps_its_ids_and_finds_them_under_the_new_identity(
+        tmp_path: Path) -> None:
+    path = tmp_path / "old.db"
+    _old_ledger(path, tmp_path)
+    before = rows(path, "SELECT id, kind FROM source ORDER BY id")
+    with Ledger(path) as ledger:
+        key = ledger.identity_key
+        assert rows(path, "SELECT id, kind FROM source ORDER BY id") == before  # no renumbering
+        find = ledger.source_for
+        assert find(url_identity("https://api.example/v1/items?accesstoken=abc123&page=2",
+                                 key)).id == 1
+        assert find(url_identity("https://api.example/v1/items?accesstoken=other&page=2",
+                                 key)) is None
+        # a value the old rules redacted is gone: no new value is matched to it
+        assert find(url_identity("https://api.example/v1/items?token=t1", key)) is None
+        # the new rules would merge 3 and 4: the lower id takes the identity, 4 stays 4
+        assert find(url_identity("https://example.org/x/bbb/%2e%2e", key)).id == 3
+        assert ledger.source(4).id == 4
+        again = ledger.run(["echo", "--accesstoken=zzz999"], cwd=tmp_path)
+        assert again.source.id == 5 and again.source.locator == \
+            f"echo --accesstoken=REDACTED (in {tmp_path})"
+        other = ledger.run(["sh", "-c", "TOKEN=t2 echo deployed"], cwd=tmp_path)
+        assert other.source.id == 8  # a new value never merges into the redacted one
+    for value in ("abc123", "zzz999", "cs-42"):
+        for table, column in (("source", "locator"), ("source", "display"), ("alias", "locator"),
+                              ("attempt", "locator"), ("version", "meta")):
+            for (stored,) in rows(path, f"SELECT {column} FROM {table}"):
+                assert value not in stored, (table, column, stored)
+    meta = json.loads(rows(path, "SELECT meta FROM version WHERE source_id = 1")[0][0])
+    assert meta["final_url"] == "https://api.example/v1/items?accesstoken=REDACTED&page=2"
+    assert rows(path, "SELECT name FROM migration ORDER BY name") == [
+        ("0001_initial",), ("0002_keyed_identity",)]
+    assert rows(path, "PRAGMA integrity_check") == [("ok",)]

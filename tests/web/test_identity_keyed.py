@@ -1,0 +1,153 @@
+"""Issue 13, identity: one resource one id, two resources two ids (DESIGN §4).
+
+A redacted query value enters the identity as a keyed hash (HMAC, a random
+key per ledger), never as the value; dot segments are resolved after escaped
+dots are decoded, a trailing `..` keeps its slash, an empty user-info is
+none, normalization is idempotent; zone ids and malformed punycode are bad
+input, and a malformed punycode redirect target is a clean failure.
+"""
+
+from __future__ import annotations
+
+import json
+import string
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from fetchledger import Ledger
+from fetchledger.errors import InvalidURL
+from fetchledger.identity.urls import normalize_url, parse_http_url, url_identity
+
+from .webserver import LoopbackServer
+from conftest import rows
+
+KEY = b"\x01" * 32
+
+
+@pytest.fixture
+def led(ledger_path: Path) -> Iterator[Ledger]:
+    with Ledger(ledger_path, allow_private=True) as opened:
+        yield opened
+
+
+@pytest.mark.parametrize(("name", "one", "two"), [
+    ("pageToken", "CAoQAA", "CBQQAA"), ("sortKey", "price", "date"),
+    ("key", "1BxiMVs0XRA5nFMdKvBdBZjgmUUqptlbs74OgvE2upms", "1mHIWnDvW9cALRMq9OdNfRwjvthCUFX"),
+    ("accesstoken", "a", "b"),
+])
+def test_two_values_of_a_redacted_parameter_are_two_sources(
+        web: LoopbackServer, led: Ledger, ledger_path: Path, name: str, one: str,
+        two: str) -> None:
+    first = led.fetch(web.url(f"/pages/article?{name}={one}&q=1"))
+    second = led.fetch(web.url(f"/pages/article?{name}={two}&q=1"))
+    assert first.source.id != second.source.id
+    assert first.source.locator == second.source.locator == \
+        web.url(f"/pages/article?{name}=REDACTED&q=1")
+    again = led.fetch(web.url(f"/pages/article?{name}={one}&q=1"))
+    assert again.source.id == first.source.id and not again.new_source
+    stored = rows(ledger_path, "SELECT locator FROM alias") + rows(
+        ledger_path, "SELECT locator FROM source")
+    for (locator,) in stored:
+        assert f"{name}={one}&" not in locator and f"{name}={two}&" not in locator
+
+
+def test_the_key_is_random_per_ledger_and_kept(tmp_path: Path) -> None:
+    with Ledger(tmp_path / "a.db") as a, Ledger(tmp_path / "b.db") as b:
+        key_a, key_b = a.identity_key, b.identity_key
+    assert len(key_a) == 32 and key_a != key_b
+    with Ledger(tmp_path / "a.db") as again:
+        assert again.identity_key == key_a
+    url = "https://h.example/p?token=secret-value"
+    assert url_identity(url, key_a) != url_identity(url, key_b)
+    assert "secret-value" not in url_identity(url, key_a)
+
+
+@pytest.mark.parametrize(("given_url", "canonical"), [
+    ("https://example.com/aaa/bbb/%2e%2e?query", "https://example.com/aaa/?query"),
+    ("https://example.com/aaa/bbb/%2E%2E/ccc", "https://example.com/aaa/ccc"),
+    ("http://example.com/a/.%2e/b", "http://example.com/b"),
+    ("http://example.com/a/%2e/b", "http://example.com/a/b"),
+    ("http://example.com/foo/bar/..", "http://example.com/foo/"),
+    ("http://example.com/foo/bar/.", "http://example.com/foo/bar/"),
+    ("http://example.com/..", "http://example.com/"),
+    ("http://example.com/a/%7e/../b", "http://example.com/a/b"),
+    ("https://:@example.com/p", "https://example.com/p"),
+    ("https://@example.com/p", "https://example.com/p"),
+    ("https://user@example.com/p", "https://REDACTED@example.com/p"),
+])
+def test_dot_segments_escapes_and_empty_user_info(given_url: str, canonical: str) -> None:
+    assert normalize_url(given_url) == canonical
+    assert normalize_url(canonical) == canonical
+
+
+def test_a_trailing_dot_dot_does_not_collide_with_its_parent() -> None:
+    assert normalize_url("http://example.com/foo/bar/..") != normalize_url("http://example.com/foo")
+
+
+_PATH = st.lists(st.sampled_from(["a", "B", ".", "..", "%2e", "%2E%2e", ".%2e", "%7e", "x%2Fy",
+                                  "%41", "", "é", "c d", "%25", "~"]), max_size=6)
+_QUERY = st.lists(st.tuples(st.sampled_from(["q", "page", "token", "sortKey", "utm_x", "a%20b"]),
+                            st.text(string.ascii_letters + "%2e+=~", max_size=6)), max_size=4)
+
+
+@st.composite
+def _urls(draw: st.DrawFn) -> str:
+    scheme = draw(st.sampled_from(["http", "https", "HTTP"]))
+    user = draw(st.sampled_from(["", ":@", "@", "u@", "u:p@", ":p@"]))
+    host = draw(st.sampled_from(["example.com", "EXAMPLE.com.", "127.0.0.1", "[::1]",
+                                 "xn--r8jz45g.jp", "0x7f.1", "bücher.example"]))
+    port = draw(st.sampled_from(["", ":80", ":443", ":8080"]))
+    path = "/" + "/".join(draw(_PATH))
+    query = "&".join(f"{k}={v}" for k, v in draw(_QUERY))
+    fragment = draw(st.sampled_from(["", "#f", "#a/../b"]))
+    return f"{scheme}://{user}{host}{port}{path}{'?' + query if query else ''}{fragment}"
+
+
+@settings(max_examples=300, deadline=None)
+@given(url=_urls())
+def test_normalization_is_idempotent_over_generated_urls(url: str) -> None:
+    try:
+        once = normalize_url(url)
+    except InvalidURL:
+        return
+    assert normalize_url(once) == once
+    keyed = url_identity(url, KEY)
+    assert url_identity(keyed, KEY) == keyed
+    assert url_identity(once, KEY).split("?")[0] == once.split("?")[0]
+    assert "/./" not in once and "/../" not in once and not once.split("?")[0].endswith("/..")
+
+
+@pytest.mark.parametrize("url", ["http://[fe80::1%25eth0]/", "http://[fe80::1%eth0]/x",
+                                 "https://[::1%25lo]:8443/", "http://xn--a/", "http://xn--/",
+                                 "http://www.xn--a.example/", "https://XN--A.com/"])
+def test_zone_ids_and_malformed_punycode_are_invalid_urls(run_cli: Any, ledger_path: Path,
+                                                          url: str) -> None:
+    with pytest.raises(InvalidURL):
+        parse_http_url(url)
+    result = run_cli("--json", "fetch", "--allow-private", url)
+    assert result.exit_code == 2, result.stderr
+    assert json.loads(result.stdout)[0]["error"]["status"] == "invalid_url"
+    assert "Traceback" not in result.stderr
+    assert rows(ledger_path, "SELECT count(*) FROM attempt") == [(0,)]
+
+
+def test_a_malformed_punycode_redirect_is_a_clean_failure_and_batch_goes_on(
+        web: LoopbackServer, run_cli: Any, ledger_path: Path, tmp_path: Path) -> None:
+    bad = web.url("/redirect-to?url=http://xn--a/")
+    result = run_cli("fetch", "--allow-private", bad)
+    assert result.exit_code == 3 and "Traceback" not in result.stderr
+    assert "xn--a" in result.stderr
+    listing = tmp_path / "urls.txt"
+    listing.write_text(f"http://xn--a/\n{bad}\n{web.url('/pages/article')}\n")
+    batch = run_cli("--json", "batch", "--allow-private", "--no-robots", str(listing))
+    assert "Traceback" not in batch.stderr
+    lines = [json.loads(line) for line in batch.stdout.splitlines()]
+    assert [line.get("error", {}).get("status") for line in lines] == \
+        ["invalid_url", "http_error", None]
+    assert batch.exit_code == 2
+    assert rows(ledger_path, "SELECT count(*) FROM source") == [(1,)]
