@@ -213,7 +213,8 @@ def test_fresh_ledgers_opened_by_many_processes_at_once_migrate_once(url: str) -
     for child in children:
         _, err = child.communicate(timeout=60)
         assert child.returncode == 0, err
-    assert rows(url, "SELECT name FROM migration") == [("0001_initial",)]
+    assert rows(url, "SELECT name FROM migration ORDER BY name") == [
+        ("0001_initial",), ("0002_keyed_identity",)]
 
 
 # --- what the database holds ------------------------------------------------------------------

@@ -45,7 +45,7 @@ from ..errors import (
     LedgerUnavailable,
 )
 from ..identity.secrets import REDACTED, shown_database_url
-from ..models import Attempt, Source
+from ..models import Attempt, Quote, Source
 from ..text.passages import Passage, tokenize
 from .migrations import POSTGRES_MIGRATIONS
 from .protocol import (
@@ -56,7 +56,6 @@ from .protocol import (
     PassageHit,
     PreparedVersion,
     QuoteRow,
-    RecordedQuote,
     Registration,
     StoredVersion,
     VersionText,
@@ -585,7 +584,7 @@ class PostgresStore:
             sql += " WHERE status != 'ok'"
         return [Attempt(*row) for row in self._all(sql + " ORDER BY id")]
 
-    def recorded_quotes(self, source_id: int | None = None) -> list[RecordedQuote]:
+    def recorded_quotes(self, source_id: int | None = None) -> list[Quote]:
         """Every quote handed out or confirmed (of one source), by source, version, start."""
         sql = ('SELECT q.source_id, v.number, q.start, q."end", q.page, q.page_label, q.text, '
                "q.first_at FROM quote q JOIN version v ON v.id = q.version_id")
@@ -593,7 +592,7 @@ class PostgresStore:
         if source_id is not None:
             sql += " WHERE q.source_id = %s"
             params = (source_id,)
-        return [RecordedQuote(*row) for row in self._all(
+        return [Quote(*row) for row in self._all(
             sql + ' ORDER BY q.source_id, v.number, q.start, q."end"', params)]
 
     def counts(self) -> dict[str, int]:
