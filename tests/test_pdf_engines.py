@@ -160,3 +160,17 @@ def test_two_column_papers_read_in_column_order(
     assert missing == []
     positions = [text.index(s) for s in sentences]
     assert positions == sorted(positions)
+
+
+def test_a_glyph_mapped_to_nothing_is_dropped_not_taken_for_a_hyphen(
+    tmp_path: Path, ledger_path: Path
+) -> None:
+    """PDFium falls back to the raw code of a glyph whose /ToUnicode entry is empty;
+    a code of 2 is not PDFium's soft-hyphen mark and must not split the line."""
+    mapping = {code: chr(code) for code in range(0x20, 0x7F)} | {0x02: ""}
+    content = (b"BT /F9 12 Tf 72 700 Td (The gauge read high water again\x02 and the river "
+               b"rose over the bank.) Tj ET")
+    data = mapped_font_pdf([], mapping, content)
+    for engine in ("pdfium", "pypdf"):
+        text, _ = read(tmp_path, ledger_path, data, engine)
+        assert text == "The gauge read high water again and the river rose over the bank."

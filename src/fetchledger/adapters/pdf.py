@@ -148,8 +148,7 @@ def _child_error(failed: ChildFailed, locator: str, limits: Limits) -> Retrieval
     if failed.reason == "timeout":
         return CorruptContent(
             f"reading the PDF stopped: it ran past its time limit of {limits.pdf_timeout:g} s "
-            "(a damaged or hostile file, or a "
-            "very long one)", locator=locator,
+            "(a damaged or hostile file, or a very long one)", locator=locator,
             hint="Limits(pdf_timeout=...) raises the limit for a long document")
     return CorruptContent(f"cannot read the PDF: {failed.detail}", locator=locator)
 
@@ -372,10 +371,11 @@ class _SecondOpinion:
 
 def _suspect(page: PageText) -> bool:
     """Whether PDFium's reading of a page may be beaten by pypdf's: no text, text
-    that looks garbled, glyphs without a Unicode mapping, or right-to-left script
-    (PDFium keeps the drawing order, which is often the visual one)."""
+    that looks garbled, a share of glyphs without a Unicode mapping, or
+    right-to-left script (PDFium reverses a glyph that stands for several
+    right-to-left letters)."""
     text = page.text
-    return (page.error is not None or not text.strip() or page.unmapped >= 2
+    return (page.error is not None or not text.strip() or _unmapped_share(page) >= _UNMAPPED
             or garbled_reason(text) is not None or _RTL.search(text) is not None)
 
 
@@ -391,8 +391,18 @@ def _better(other: PageText, page: PageText) -> bool:
     if garbled or other_garbled:
         return not other_garbled
     if _RTL.search(page.text):
-        return True  # pypdf orders right-to-left runs logically
-    return other.unmapped / len(other.text) < page.unmapped / len(page.text)
+        return True  # pypdf keeps the letters of a right-to-left glyph in order
+    return _unmapped_share(other) < _unmapped_share(page)
+
+
+# A page where this share of the visible characters has no Unicode mapping is read
+# by pypdf too: a few unmapped glyphs (a math symbol) do not outweigh PDFium's text.
+_UNMAPPED = 0.05
+
+
+def _unmapped_share(page: PageText) -> float:
+    visible = len(page.text) - page.text.count(" ") - page.text.count("\n")
+    return page.unmapped / visible if visible > 0 else 0.0
 
 
 def _page_frame(index: int, page: PageText, engine: str) -> dict[str, Any]:

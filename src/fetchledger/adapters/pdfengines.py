@@ -8,8 +8,8 @@ engine's text is kept for a page is decided by :mod:`.pdf`.
 
 - **PDFium** (pypdfium2) is fast and reads damaged files well. Its text comes
   with ``\\r\\n`` line ends and marks a word hyphenated at a line end with
-  U+FFFE (U+0002 in some calls) *instead of* the line break; both are turned
-  back into ``-`` + a line break here, so the paragraph joiner sees what a
+  U+FFFE (U+0002 from its bounded-text call) *instead of* the line break; the
+  mark is turned back into ``-`` + a line break here, so the paragraph joiner sees what a
   reader sees and decides about the hyphen as it does for pypdf.
   A page whose columns PDFium reads row by row is put in column order
   (:mod:`.pdflayout`). A rotated page (``/Rotate``) is read as if unrotated: PDFium's line order
@@ -156,10 +156,13 @@ class PdfiumEngine:
                 text = _in_column_order(textpage, text, count) or text
             finally:
                 textpage.close()
-            result.text = text.replace("\r\n", "\n").replace("\ufffe", "-\n") \
-                .replace("\x02", "-\n")
+            result.text = text.replace("\r\n", "\n").replace("\ufffe", "-\n")
             if not result.text.strip():
                 result.images = self._has_images(page)
+        except MemoryError:
+            raise
+        except Exception as exc:
+            result.error = f"PDFium could not read the page's text ({describe(exc)})"
         finally:
             page.close()
         return result
@@ -208,7 +211,8 @@ def _segments(textpage: Any, boxes: list[Box], text: str, count: int) -> list[st
             all(a < b for a, b in itertools.pairwise(firsts)):
         ends = [*firsts[1:], len(text)]
         return [text[a:b] for a, b in zip(firsts, ends, strict=True)]
-    return [textpage.get_text_bounded(*box) for box in boxes]
+    # the bounded-text call marks a line-end hyphen with U+0002 instead of U+FFFE
+    return [textpage.get_text_bounded(*box).replace("\x02", "\ufffe") for box in boxes]
 
 
 def _pdfium_reason(exc: BaseException) -> str:
