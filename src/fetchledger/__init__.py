@@ -8,6 +8,7 @@ source in the same call, and hands out numbered verbatim snippets
 from __future__ import annotations
 
 from ._version import __version__
+from .adapters.children import kill_children
 from .adapters.curl_args import CurlCommand, parse_curl
 from .batch.lines import (
     BatchInput,
@@ -41,6 +42,7 @@ from .errors import (
     NetworkError,
     NoTextLayer,
     QuoteNotFound,
+    RenderFailed,
     RetrievalFailed,
     RetrievalTimeout,
     RobotsDenied,
@@ -101,6 +103,7 @@ __all__ = [
     "Page",
     "Quote",
     "QuoteNotFound",
+    "RenderFailed",
     "Retrieval",
     "RetrievalFailed",
     "RetrievalTimeout",
@@ -119,6 +122,7 @@ __all__ = [
     "copy_ledger",
     "error_lines",
     "exit_code_for",
+    "kill_children",
     "parse_curl",
     "read_batch_inputs",
     "resolve_ledger_path",

@@ -3,7 +3,7 @@
 ``fetchledger mcp`` serves eight tools on stdio, each a thin front end over
 the public :class:`~fetchledger.Ledger` API and :mod:`fetchledger.cite`::
 
-    fetch(url, query?, k?)                       Ledger.fetch
+    fetch(url, query?, k?, render?)              Ledger.fetch
     http_request(method, url, headers?, body?, query?)  Ledger.http_request
     read_file(path, query?, pages?, password?)   Ledger.read, confined to the roots
     run_command(argv, timeout?)                  Ledger.run, only allowed executables
@@ -31,11 +31,14 @@ are as safe as concurrent processes.
 import logging
 import os
 import shutil
+import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
+import anyio
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.server.mcpserver.tools import Tool
@@ -57,6 +60,7 @@ from fetchledger import (
     Retrieval,
     __version__,
     command_line,
+    kill_children,
     shown_url,
     tool_error_lines,
 )
@@ -275,9 +279,12 @@ class LedgerTools:
         url: Annotated[str, Field(description="The URL to fetch (http or https).")],
         query: Annotated[str, Field(description=_QUERY)] = "",
         k: Annotated[int, Field(ge=1, description=_K)] = 3,
+        render: Annotated[Literal["auto", "always", "never"], Field(
+            description="Run the page's JavaScript in headless Chromium: auto (default) only "
+                        "when the page is an empty shell without it; always; never.")] = "auto",
     ) -> CallToolResult:
-        return self._call(shown_url(url),
-                          lambda ledger: _retrieved(ledger.fetch(url, query=query or None, k=k)))
+        return self._call(shown_url(url), lambda ledger: _retrieved(
+            ledger.fetch(url, query=query or None, k=k, render=render)))
 
     def http_request(
         self,
@@ -382,7 +389,8 @@ class LedgerTools:
 _DESCRIPTIONS = {
     "fetch": "Fetch a web page or any URL (HTML, PDF, JSON, text), register it in the "
              "fetchledger ledger and get numbered verbatim snippets such as "
-             '[3] "At sea level, water boils at 100 °C."',
+             '[3] "At sea level, water boils at 100 °C." Pages built by JavaScript are '
+             "rendered in headless Chromium (render: auto, always, never).",
     "http_request": "Send an HTTP request (any method, headers, body), register the response "
                     "in the fetchledger ledger and get numbered verbatim snippets of it. "
                     "Secret headers (Authorization, Cookie, API keys) are never stored.",
@@ -507,8 +515,42 @@ class FetchLedgerServer(MCPServer[Any]):
                 raise
             return _failed(name, InvalidArgument(_validation_message(cause)))
 
+    async def run_stdio_async(self) -> None:
+        """Serve on stdin/stdout. When the client closes stdin (it went away), the calls
+        still running are ended: their child processes are killed at once (a command
+        with its whole process group), and the server exits within a second even if a
+        call does not return by itself."""
+        from mcp.server.stdio import stdio_server
+
+        async with stdio_server() as (incoming, outgoing):
+            relay, relayed = anyio.create_memory_object_stream[Any](0)
+            async with anyio.create_task_group() as group:
+                group.start_soon(_relay_until_closed, incoming, relay)
+                await self._lowlevel_server.run(
+                    relayed, outgoing, self._lowlevel_server.create_initialization_options())
+                group.cancel_scope.cancel()
+
     def close(self) -> None:
         self.anchor.close()
+
+
+_GONE_GRACE = 1.0  # seconds the calls of a client that went away have to finish
+
+
+async def _relay_until_closed(incoming: Any, relay: Any) -> None:
+    async with relay:
+        async for message in incoming:
+            await relay.send(message)
+    kill_children()
+    threading.Thread(target=_exit_after, args=(_GONE_GRACE,), daemon=True).start()
+
+
+def _exit_after(seconds: float) -> None:
+    """End the process after ``seconds`` unless it ended first (a call stuck in a thread
+    cannot be cancelled; its work is not the client's any more)."""
+    time.sleep(seconds)
+    logging.shutdown()
+    os._exit(0)
 
 
 def _validation_message(error: ValidationError) -> str:
