@@ -10,9 +10,9 @@ span per physical page, so passages never cross a page.
 The choice rule (``Limits.pdf_engine="auto"``): PDFium opens the document
 and reads every page; a page whose PDFium text is empty (on a page without
 images), looks garbled, has 5 % of its glyphs without a Unicode mapping, or
-holds right-to-left script is read by pypdf as well, and pypdf's text is kept when it scores better (text over
-none, clean over garbled, logical right-to-left order, fewer unmapped
-glyphs). A file PDFium cannot parse is read by pypdf alone; a child that
+holds right-to-left script is read by pypdf as well, and pypdf's text is
+kept when it scores better (text over none, clean over garbled, logical
+right-to-left order, fewer unmapped glyphs). A file PDFium cannot parse is read by pypdf alone; a child that
 PDFium crashes (an abort on a memory cap) is run again with pypdf alone in the
 time left. The version records which engine produced each page
 (``meta["engines"]``) and ``extractor`` names the engines used.
@@ -371,9 +371,9 @@ class _SecondOpinion:
 
 def _suspect(page: PageText) -> bool:
     """Whether PDFium's reading of a page may be beaten by pypdf's: no text (and no
-    image either), an error, text that looks garbled, a share of glyphs without a Unicode mapping, or
-    right-to-left script (PDFium reverses a glyph that stands for several
-    right-to-left letters)."""
+    image either), an error, text that looks garbled, a share of glyphs without a
+    Unicode mapping, or right-to-left script (PDFium reverses a glyph that stands
+    for several right-to-left letters)."""
     text = page.text
     if not text.strip():
         return not page.images  # no text but images: a scanned page, pypdf finds no more
