@@ -14,8 +14,9 @@ holds right-to-left script is read by pypdf as well, and pypdf's text is
 kept when it scores better (text over none, clean over garbled, logical
 right-to-left order, fewer unmapped glyphs). A file PDFium cannot parse is
 read by pypdf alone; a child that PDFium crashes (an abort on a memory cap) is
-run again with pypdf alone in the time left. The version records which engine produced each page
-(``meta["engines"]``) and ``extractor`` names the engines used.
+run again with pypdf alone in the time left. The version records which
+engine produced each page (``meta["engines"]``) and ``extractor`` names the
+engines used.
 
 Failures map to attempts: an encrypted file without (or with a wrong)
 password is ``needs_password``; pages that hold only images are
