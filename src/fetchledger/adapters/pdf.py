@@ -329,7 +329,6 @@ def extract_pages(payload: bytes, params: dict[str, Any], emit: Emit) -> None:
             if other is not None and _better(other, page):
                 page, engine = other, second.name
         emit(_page_frame(index, page, engine))
-    primary.close()
 
 
 def _open_primary(choice: str, payload: bytes, password: str | None) -> Engine:
