@@ -175,8 +175,9 @@ class FrameDecoder:
 # --- the registry of live children ------------------------------------------------------
 
 
+# No lock: one dict operation is atomic under the GIL, and a signal handler that takes
+# a lock the interrupted code holds would wait for ever.
 _LIVE: dict[int, Child] = {}
-_LIVE_LOCK = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -196,21 +197,24 @@ class Child:
 
     def track(self) -> Child:
         """Enter it in the registry of live children (until :meth:`reaped`)."""
-        with _LIVE_LOCK:
-            _LIVE[self.pid] = self
+        _LIVE[self.pid] = self
         return self
 
     def reaped(self) -> None:
         """It has been waited for: out of the registry."""
-        with _LIVE_LOCK:
-            _LIVE.pop(self.pid, None)
+        _LIVE.pop(self.pid, None)
 
     def kill(self) -> None:
-        """SIGKILL it (with its whole process group when it leads one)."""
+        """SIGKILL it, with its whole process group when it leads one (what is left of a
+        group outlives its reaped leader, and Linux gives no new process the id of a
+        group still in use); a lone child its Popen has reaped is left alone (its pid
+        may be another process's by then)."""
         if self.group:
             with contextlib.suppress(ProcessLookupError, PermissionError, AttributeError):
                 os.killpg(self.pid, signal.SIGKILL)
                 return
+        if self.process is not None and self.process.returncode is not None:
+            return
         with contextlib.suppress(ProcessLookupError):
             os.kill(self.pid, signal.SIGKILL)
 
@@ -239,8 +243,7 @@ class Child:
 
 def live_children() -> list[Child]:
     """Every child started and not yet reaped."""
-    with _LIVE_LOCK:
-        return list(_LIVE.values())
+    return list(_LIVE.values())
 
 
 def kill_children() -> None:
@@ -369,6 +372,7 @@ def fork_child(body: Callable[[], int]) -> Child:
     if pid == 0:  # pragma: no cover - the child ends in os._exit, coverage cannot see it
         status = 70
         try:
+            _LIVE.clear()  # the parent's other children are not this one's
             signal.signal(signal.SIGINT, signal.SIG_DFL)
             die_with_parent(parent)
             status = body()

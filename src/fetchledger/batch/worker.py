@@ -149,7 +149,8 @@ class _Worker:
             raise WorkerDied(f"the extraction process {self.process.pid} died") from exc
 
     def kill(self) -> None:
-        self.child.kill()
+        with contextlib.suppress(ProcessLookupError):
+            self.process.kill()  # nothing once asyncio has reaped it
 
     async def wait(self) -> None:
         await self.process.wait()
