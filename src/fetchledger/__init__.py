@@ -8,6 +8,7 @@ source in the same call, and hands out numbered verbatim snippets
 from __future__ import annotations
 
 from ._version import __version__
+from .adapters.children import kill_children
 from .adapters.curl_args import CurlCommand, parse_curl
 from .batch.lines import (
     BatchInput,
@@ -114,6 +115,7 @@ __all__ = [
     "command_line",
     "error_lines",
     "exit_code_for",
+    "kill_children",
     "parse_curl",
     "read_batch_inputs",
     "resolve_ledger_path",

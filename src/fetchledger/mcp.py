@@ -31,11 +31,14 @@ are as safe as concurrent processes.
 import logging
 import os
 import shutil
+import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
+import anyio
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.server.mcpserver.tools import Tool
@@ -57,6 +60,7 @@ from fetchledger import (
     Retrieval,
     __version__,
     command_line,
+    kill_children,
     shown_url,
     tool_error_lines,
 )
@@ -507,8 +511,42 @@ class FetchLedgerServer(MCPServer[Any]):
                 raise
             return _failed(name, InvalidArgument(_validation_message(cause)))
 
+    async def run_stdio_async(self) -> None:
+        """Serve on stdin/stdout. When the client closes stdin (it went away), the calls
+        still running are ended: their child processes are killed at once (a command
+        with its whole process group), and the server exits within a second even if a
+        call does not return by itself."""
+        from mcp.server.stdio import stdio_server
+
+        async with stdio_server() as (incoming, outgoing):
+            relay, relayed = anyio.create_memory_object_stream[Any](0)
+            async with anyio.create_task_group() as group:
+                group.start_soon(_relay_until_closed, incoming, relay)
+                await self._lowlevel_server.run(
+                    relayed, outgoing, self._lowlevel_server.create_initialization_options())
+                group.cancel_scope.cancel()
+
     def close(self) -> None:
         self.anchor.close()
+
+
+_GONE_GRACE = 1.0  # seconds the calls of a client that went away have to finish
+
+
+async def _relay_until_closed(incoming: Any, relay: Any) -> None:
+    async with relay:
+        async for message in incoming:
+            await relay.send(message)
+    kill_children()
+    threading.Thread(target=_exit_after, args=(_GONE_GRACE,), daemon=True).start()
+
+
+def _exit_after(seconds: float) -> None:
+    """End the process after ``seconds`` unless it ended first (a call stuck in a thread
+    cannot be cancelled; its work is not the client's any more)."""
+    time.sleep(seconds)
+    logging.shutdown()
+    os._exit(0)
 
 
 def _validation_message(error: ValidationError) -> str:

@@ -13,9 +13,13 @@ in its own process group).
   the working folder may shadow) and runs ``module:function`` there.
 - **Tie.** A child asks the kernel to SIGKILL it when its parent dies
   (:func:`die_with_parent`: ``prctl(PR_SET_PDEATHSIG)``, then a check that the
-  parent did not die first; elsewhere a watchdog thread). Every live child is
-  in one registry: :func:`kill_children` stops them all at once, process groups
-  included (for a signal handler, or at exit).
+  parent did not die first; elsewhere a watchdog thread). A child that leads a
+  process group (a command, whose own children the kernel would leave running)
+  is also tied to the *reaper*: one small helper per fetchledger process, in a
+  session of its own, that SIGKILLs every group still tied when fetchledger's
+  end of a pipe closes — however fetchledger died, SIGKILL included. Every live
+  child is in one registry: :func:`kill_children` stops them all at once,
+  process groups included (for a signal handler, or when a client goes away).
 - **Speak.** Frames are length-prefixed messages (an 8-byte big-endian length,
   then the body) in one of two codecs: :data:`JSON` for what an untrusted
   parse sends back (data only: a hostile child cannot make the parent run
@@ -196,13 +200,17 @@ class Child:
         return cls(process.pid, group, process).track()
 
     def track(self) -> Child:
-        """Enter it in the registry of live children (until :meth:`reaped`)."""
+        """Enter it in the registry of live children (until :meth:`reaped`); a group
+        leader's group is tied to the reaper, so it dies with this process."""
         _LIVE[self.pid] = self
+        if self.group:
+            _tell_reaper(f"+{self.pid}")
         return self
 
     def reaped(self) -> None:
-        """It has been waited for: out of the registry."""
-        _LIVE.pop(self.pid, None)
+        """It has been waited for: out of the registry (and its group untied)."""
+        if _LIVE.pop(self.pid, None) is not None and self.group:
+            _tell_reaper(f"-{self.pid}")
 
     def kill(self) -> None:
         """SIGKILL it, with its whole process group when it leads one (what is left of a
@@ -250,6 +258,79 @@ def kill_children() -> None:
     """SIGKILL every live child (process groups whole). Safe in a signal handler."""
     for child in live_children():
         child.kill()
+
+
+# --- the reaper: process groups die with this process ---------------------------------------
+
+# A stdlib-only interpreter (started with -I -S: no site, no fetchledger, ~30 ms).
+# It forks once so that it is no child of fetchledger's (nothing waits for it), leaves
+# for a session of its own (a signal to fetchledger's process group, from a terminal
+# or from `timeout`, does not reach it), and ignores the signals that end sessions.
+# It reads "+PGID" / "-PGID" lines on stdin; at end of file -- fetchledger's end of
+# the pipe closed, however it died -- it SIGKILLs every group still tied, and exits.
+_REAPER = """
+import os, signal
+if os.fork():
+    os._exit(0)
+os.setsid()
+for name in ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT", "SIGTSTP", "SIGTTIN", "SIGTTOU"):
+    signal.signal(getattr(signal, name), signal.SIG_IGN)
+groups, pending = set(), b""
+while True:
+    try:
+        chunk = os.read(0, 4096)
+    except InterruptedError:
+        continue
+    if not chunk:
+        break
+    *lines, pending = (pending + chunk).split(b"\\n")
+    for line in lines:
+        (groups.add if line[:1] == b"+" else groups.discard)(int(line[1:]))
+for group in groups:
+    try:
+        os.killpg(group, signal.SIGKILL)
+    except OSError:
+        pass
+"""
+_REAPER_LOCK = threading.Lock()
+_REAPER_PIPES: dict[int, int] = {}  # the process a reaper serves -> our end of its pipe
+
+
+def _tell_reaper(line: str) -> None:
+    """Send one line to this process's reaper (started on first use). Best effort: a
+    reaper that cannot start leaves the parent-death signal and kill_children."""
+    with _REAPER_LOCK:
+        fd = _reaper_pipe()
+        if fd is not None:
+            with contextlib.suppress(OSError):
+                os.write(fd, f"{line}\n".encode())
+
+
+def _reaper_pipe() -> int | None:
+    fd = _REAPER_PIPES.get(os.getpid())
+    if fd is not None:
+        return fd
+    read_fd, write_fd = os.pipe()  # close-on-exec: no command inherits our end
+    try:
+        starter = subprocess.Popen([sys.executable, "-I", "-S", "-c", _REAPER], stdin=read_fd,
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        starter.wait()  # it forks the reaper and exits at once
+    except OSError:
+        os.close(write_fd)
+        return None
+    finally:
+        os.close(read_fd)
+    _REAPER_PIPES[os.getpid()] = write_fd
+    return write_fd
+
+
+def _leave_reaper() -> None:
+    """In a forked child: close the parent's end of its reaper's pipe (the reaper must
+    see it close when the parent dies, and the child has no groups of its own)."""
+    for fd in _REAPER_PIPES.values():
+        with contextlib.suppress(OSError):
+            os.close(fd)
+    _REAPER_PIPES.clear()
 
 
 # --- the child side ------------------------------------------------------------------------
@@ -374,6 +455,7 @@ def fork_child(body: Callable[[], int]) -> Child:
         try:
             _LIVE.clear()  # the parent's other children are not this one's
             signal.signal(signal.SIGINT, signal.SIG_DFL)
+            _leave_reaper()
             die_with_parent(parent)
             status = body()
         finally:

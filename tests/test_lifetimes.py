@@ -1,0 +1,193 @@
+"""Issue 13, nothing left running: any death of fetchledger leaves no process behind.
+
+Real processes, real signals. Every process a run starts — fetchledger, the
+command and its own children, the PDF sandbox, batch workers, the reaper —
+inherits a marker in its environment; after SIGTERM, SIGINT, SIGHUP or
+SIGKILL of fetchledger (or, for the MCP server, the client closing stdin)
+none may be left within 2 s.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from pdfgen import fanout_pdf
+
+SIGNALS = ["SIGTERM", "SIGINT", "SIGHUP", "SIGKILL"]
+GONE_WITHIN = 2.0
+
+
+def marked(mark: str) -> list[int]:
+    """Processes whose environment holds ``mark`` (all that one run started)."""
+    needle = f"FETCHLEDGER_TEST_MARK={mark}".encode()
+    found = []
+    for environ in Path("/proc").glob("[0-9]*/environ"):
+        try:
+            if needle in environ.read_bytes().split(b"\0"):
+                state = (environ.parent / "stat").read_text().rsplit(")", 1)[1].split()[0]
+                if state != "Z":
+                    found.append(int(environ.parent.name))
+        except (OSError, IndexError):
+            continue
+    return found
+
+
+def wait_for(condition: object, seconds: float) -> float | None:
+    """Seconds until ``condition()`` holds, or None if it did not within ``seconds``."""
+    started = time.monotonic()
+    while time.monotonic() - started < seconds:
+        if condition():  # type: ignore[operator]
+            return time.monotonic() - started
+        time.sleep(0.02)
+    return None
+
+
+class Run:
+    """``python -m fetchledger ARGS`` with a marked environment."""
+
+    def __init__(self, args: list[str], cwd: Path, **popen: object) -> None:
+        self.mark = uuid.uuid4().hex
+        env = {**os.environ, "FETCHLEDGER_TEST_MARK": self.mark,
+               "FETCHLEDGER_LEDGER": str(cwd / "ledger.db")}
+        self.process = subprocess.Popen([sys.executable, "-m", "fetchledger", *args], cwd=cwd,
+                                        env=env, **popen)  # type: ignore[call-overload]
+
+    def started(self, count: int, what: str) -> None:
+        """Wait until ``count`` processes of this run are up (fetchledger included)."""
+        assert wait_for(lambda: len(marked(self.mark)) >= count, 20.0) is not None, \
+            f"{what} did not start"
+        time.sleep(0.1)
+
+    def kill_and_check(self, how: str) -> None:
+        if how == "stdin":
+            assert self.process.stdin is not None
+            self.process.stdin.close()
+        else:
+            os.kill(self.process.pid, getattr(signal, how))
+        took = wait_for(lambda: not marked(self.mark), GONE_WITHIN)
+        left = marked(self.mark)
+        for pid in left:
+            os.kill(pid, signal.SIGKILL)
+        self.process.wait(timeout=5)
+        assert took is not None, f"after {how}, {len(left)} processes were still running"
+
+
+@pytest.mark.parametrize("how", SIGNALS)
+@pytest.mark.parametrize("shell", [False, True], ids=["command", "shell-with-children"])
+def test_run_leaves_no_command_behind(tmp_path: Path, how: str, shell: bool) -> None:
+    command = ["--shell", "--", "sleep 301 & sleep 302; wait"] if shell else ["--", "sleep", "303"]
+    run = Run(["run", *command], tmp_path, stdout=subprocess.DEVNULL,
+              stderr=subprocess.DEVNULL)
+    run.started(4 if shell else 2, "the command")
+    run.kill_and_check(how)
+
+
+def _mcp(tmp_path: Path) -> Run:
+    run = Run(["mcp", "--allow-command", "sleep"], tmp_path, stdin=subprocess.PIPE,
+              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    assert run.process.stdin is not None and run.process.stdout is not None
+
+    def send(message: dict[str, object]) -> None:
+        assert run.process.stdin is not None
+        run.process.stdin.write((json.dumps(message) + "\n").encode())
+        run.process.stdin.flush()
+
+    send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "lifetimes", "version": "1"}}})
+    assert json.loads(run.process.stdout.readline())["id"] == 1
+    send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    send({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+          "params": {"name": "run_command", "arguments": {"argv": ["sleep", "304"]}}})
+    return run
+
+
+@pytest.mark.parametrize("how", ["stdin", "SIGTERM", "SIGHUP", "SIGKILL"])
+def test_the_mcp_server_leaves_nothing_behind_mid_run_command(tmp_path: Path, how: str) -> None:
+    run = _mcp(tmp_path)
+    run.started(2, "run_command")
+    run.kill_and_check(how)
+    assert run.process.returncode is not None
+
+
+@pytest.fixture
+def stalled_server() -> Iterator[str]:
+    """A loopback port that accepts connections and never answers."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(64)
+    held: list[socket.socket] = []
+    listener.settimeout(0.05)
+    import threading
+
+    stop = threading.Event()
+
+    def hold() -> None:
+        while not stop.is_set():
+            try:
+                held.append(listener.accept()[0])
+            except OSError:
+                continue
+
+    thread = threading.Thread(target=hold, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{listener.getsockname()[1]}"
+    stop.set()
+    thread.join()
+    for connection in held:
+        connection.close()
+    listener.close()
+
+
+@pytest.mark.parametrize("how", ["SIGTERM", "SIGKILL"])
+def test_batch_workers_die_with_the_batch(tmp_path: Path, stalled_server: str, how: str) -> None:
+    urls = tmp_path / "urls.txt"
+    urls.write_text("".join(f"{stalled_server}/page/{n}\n" for n in range(8)))
+    run = Run(["batch", "--allow-private", "--no-robots", str(urls)], tmp_path,
+              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    run.started(2, "the batch workers")
+    run.kill_and_check(how)
+
+
+SANDBOXED = """
+import sys
+from fetchledger.adapters.sandbox import ChildLimits, run_in_child
+run_in_child("sandbox_jobs:spin", b"", {}, ChildLimits(300, 1 << 30, 1 << 20),
+             use_fork=sys.argv[1] == "fork")
+"""
+
+
+@pytest.mark.parametrize("how", ["SIGTERM", "SIGKILL"])
+@pytest.mark.parametrize("use_fork", [True, False], ids=["forked", "interpreter"])
+def test_the_pdf_sandbox_dies_with_its_parent(tmp_path: Path, how: str, use_fork: bool) -> None:
+    mark = uuid.uuid4().hex
+    tests = str(Path(__file__).parent)
+    env = {**os.environ, "FETCHLEDGER_TEST_MARK": mark,
+           "PYTHONPATH": os.pathsep.join(filter(None, [tests, os.environ.get("PYTHONPATH")]))}
+    parent = subprocess.Popen([sys.executable, "-c", SANDBOXED, "fork" if use_fork else "spawn"],
+                              env=env)
+    run = Run.__new__(Run)
+    run.mark, run.process = mark, parent
+    run.started(2, "the sandbox child")
+    run.kill_and_check(how)
+
+
+@pytest.mark.parametrize("how", ["SIGTERM", "SIGKILL"])
+def test_read_of_a_slow_pdf_leaves_no_sandbox(tmp_path: Path, how: str) -> None:
+    pdf = tmp_path / "fanout.pdf"
+    pdf.write_bytes(fanout_pdf(8, leaf_ops=200))  # seconds of work in the sandbox
+    run = Run(["read", str(pdf)], tmp_path, stdout=subprocess.DEVNULL,
+              stderr=subprocess.DEVNULL)
+    run.started(2, "the PDF sandbox")
+    run.kill_and_check(how)
