@@ -23,6 +23,7 @@ retrieval failures carry the attempt ``status`` recorded in the ledger::
     │   ├── UnsupportedType          unsupported_type: a content type fetchledger cannot read
     │   ├── NetworkError             network_error: refused, unreachable, reset
     │   ├── DNSError                 dns_error: the host name does not resolve
+    │   ├── RenderFailed             render_failed: the browser could not render the page
     │   └── CommandFailed            command_failed: the command could not be started
     └── LedgerError              4   the ledger file cannot be used
         ├── LedgerCorrupt            not a ledger, or damaged
@@ -54,6 +55,7 @@ __all__ = [
     "NetworkError",
     "NoTextLayer",
     "QuoteNotFound",
+    "RenderFailed",
     "RetrievalFailed",
     "RetrievalTimeout",
     "RobotsDenied",
@@ -222,6 +224,12 @@ class DNSError(RetrievalFailed):
     status = "dns_error"
 
 
+class RenderFailed(RetrievalFailed):
+    """The browser could not render the page (it did not start, or it crashed)."""
+
+    status = "render_failed"
+
+
 class CommandFailed(RetrievalFailed):
     """The command could not be started (not found, not executable)."""
 
@@ -260,7 +268,7 @@ _BY_STATUS: dict[str, type[RetrievalFailed]] = {
     for cls in (
         HTTPStatusError, RetrievalTimeout, TooLarge, BlockedAddress, RobotsDenied,
         EmptyContent, NeedsPassword, NoTextLayer, CorruptContent, UnsupportedType,
-        NetworkError, DNSError, CommandFailed,
+        NetworkError, DNSError, RenderFailed, CommandFailed,
     )
 }
 

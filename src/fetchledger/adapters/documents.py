@@ -49,8 +49,8 @@ def html_document(raw: bytes, identity: Identity, meta: dict[str, Any], *,
     if not extracted.text:
         needs_script = "<script" in html.lower()
         raise EmptyContent(
-            f"the {what} has no readable text" + (" (it is built by JavaScript, which "
-                                                  "fetchledger does not run)" if needs_script
+            f"the {what} has no readable text" + (" (it may be built by JavaScript, which "
+                                                  "was not run)" if needs_script
                                                   else ""), locator=identity.display)
     meta = dict(meta)
     if extracted.canonical:

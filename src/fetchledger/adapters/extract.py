@@ -12,6 +12,7 @@ the page's citation apparatus goes too, and soft line breaks join
 from __future__ import annotations
 
 import contextlib
+import logging
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -39,6 +40,9 @@ _PARSER = lxml.html.HTMLParser(collect_ids=False, default_doctype=False, remove_
                                remove_pis=True)
 _HUGE_PARSER = lxml.html.HTMLParser(collect_ids=False, default_doctype=False,
                                     remove_comments=True, remove_pis=True, huge_tree=True)
+# trafilatura logs "discarding data" for every page without a main text: here that is
+# an outcome (the fallback text, or empty_content), not news for the caller's log.
+logging.getLogger("trafilatura.core").setLevel(logging.ERROR)
 _HUGE_TEXT_NODE = 10_000_000  # bytes: libxml2's limit on one text node without huge_tree
 # <template> is never rendered; <noscript> only without JavaScript (and mostly says so).
 _INERT = ("template", "noscript")
