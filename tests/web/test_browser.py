@@ -147,8 +147,9 @@ with Ledger(sys.argv[1], allow_hosts=["127.0.0.1"]) as ledger:
 """
 
 
-def test_kill_9_mid_render_leaves_no_browser_process(web: LoopbackServer,
-                                                     ledger_path: Path) -> None:
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
+def test_death_mid_render_leaves_no_browser_process(web: LoopbackServer, ledger_path: Path,
+                                                    sig: signal.Signals) -> None:
     mark = os.urandom(6).hex()
     env = {**os.environ, "FETCHLEDGER_TEST_MARK": mark}
     before = len(web.hits)
@@ -160,7 +161,7 @@ def test_kill_9_mid_render_leaves_no_browser_process(web: LoopbackServer,
             assert time.monotonic() < deadline and fetcher.poll() is None
             time.sleep(0.05)
         assert len(_processes_marked(mark)) > 3  # python, the render process, node, chromium
-        fetcher.send_signal(signal.SIGKILL)
+        fetcher.send_signal(sig)
         fetcher.wait()
         killed = time.monotonic()
         while _processes_marked(mark) and time.monotonic() - killed < 2.0:

@@ -49,10 +49,11 @@ import httpx
 from .._version import __version__
 from ..config import Limits
 from ..errors import InvalidArgument, RenderFailed, RetrievalFailed, RetrievalTimeout, TooLarge
+from ..identity.urls import redact_url
 from ..net.client import HTTPResponse
 from ..net.connections import Budget, Resolver
 from ..net.policy import AddressPolicy
-from ..net.proxy import PolicyProxy
+from ..net.proxy import PolicyProxy, ProxyLog
 from .children import Child, interpreter_argv
 from .chromium import INTERNAL_HOST
 
@@ -218,36 +219,46 @@ class Browser:
                          max_bytes=limits.max_render_traffic,
                          internal_hosts=frozenset({INTERNAL_HOST})) as proxy, \
                 _RenderProcess() as process:
-            job = {
-                "url": fetched.url, "status": fetched.status,
-                "headers": _served_headers(fetched.headers), "document_bytes": len(fetched.content),
-                "proxy": proxy.address, "executable": executable, "profile": process.profile,
-                "seconds": max(budget.left() - 0.5, 0.1), "settle": limits.render_settle,
-                "max_dom_bytes": limits.max_dom_bytes,
-                "user_agent": f"fetchledger/{__version__} (citation ledger)",
-            }
+            job = self._job(fetched, proxy.address, executable, process.profile, budget)
             answer, dom = process.exchange(job, fetched.content, budget,
                                            limits.max_dom_bytes, stop)
-            log = proxy.log
-        if log.over_cap:
+        if proxy.log.over_cap:
             raise TooLarge(f"the page pulled in over {limits.max_render_traffic:,} bytes "
                            f"while rendering (the render traffic cap)")
         if not answer.get("ok"):
             raise _failure(answer)
-        facts = {**answer["facts"], "seconds": round(time.monotonic() - started, 3),
-                 "refused": [{"target": r.target, "reason": r.reason} for r in log.refused],
-                 "bytes_received": log.received}
-        final = str(answer.get("url") or "")
-        if final and final != fetched.url:
-            from ..identity.urls import redact_url
+        return _page(fetched, answer, dom, proxy.log, started)
 
-            facts["location"] = redact_url(final)
-        headers = httpx.Headers([(n, v) for n, v in fetched.headers.multi_items()
-                                 if n.lower() not in _NOT_SERVED | {"content-type"}])
-        headers["Content-Type"] = "text/html; charset=utf-8"
-        response = replace(fetched, headers=headers, content=dom,
-                           elapsed=fetched.elapsed + time.monotonic() - started)
-        return RenderedPage(response, f"Chromium {answer['browser']}", facts)
+    def _job(self, fetched: HTTPResponse, proxy: str, executable: str, profile: str,
+             budget: Budget) -> dict[str, Any]:
+        """What the render process is told (the document's bytes follow it)."""
+        limits = self.limits
+        return {
+            "url": fetched.url, "status": fetched.status,
+            "headers": _served_headers(fetched.headers), "document_bytes": len(fetched.content),
+            "proxy": proxy, "executable": executable, "profile": profile,
+            "seconds": max(budget.left() - 0.5, 0.1), "settle": limits.render_settle,
+            "max_dom_bytes": limits.max_dom_bytes,
+            "user_agent": f"fetchledger/{__version__} (citation ledger)",
+        }
+
+
+def _page(fetched: HTTPResponse, answer: dict[str, Any], dom: bytes, log: ProxyLog,
+          started: float) -> RenderedPage:
+    """The rendered page: the fetched response with the DOM as its body, and the facts
+    of the render (the render process's and the proxy's)."""
+    facts = {**answer["facts"], "seconds": round(time.monotonic() - started, 3),
+             "refused": [{"target": r.target, "reason": r.reason} for r in log.refused],
+             "bytes_received": log.received}
+    final = str(answer.get("url") or "")
+    if final and final != fetched.url:
+        facts["location"] = redact_url(final)  # a navigation the page made itself
+    headers = httpx.Headers([(n, v) for n, v in fetched.headers.multi_items()
+                             if n.lower() not in _NOT_SERVED | {"content-type"}])
+    headers["Content-Type"] = "text/html; charset=utf-8"
+    response = replace(fetched, headers=headers, content=dom,
+                       elapsed=fetched.elapsed + time.monotonic() - started)
+    return RenderedPage(response, f"Chromium {answer['browser']}", facts)
 
 
 def _served_headers(headers: httpx.Headers) -> list[tuple[str, str]]:
