@@ -23,6 +23,8 @@ from fetchledger.cite import export, render
 
 from .webserver import LoopbackServer
 
+pytestmark = pytest.mark.both_backends
+
 NEWS_TITLE = "Harbour town opens its restored lighthouse"
 
 
