@@ -33,17 +33,7 @@ from .errors import (
     RetrievalFailed,
     UnknownSource,
 )
-from .models import (
-    Attempt,
-    Copied,
-    Failure,
-    Outcome,
-    Quote,
-    Retrieval,
-    Snippet,
-    Source,
-    SourceDetails,
-)
+from .models import Copied, Failure, Retrieval, Snippet, SourceDetails
 from .store import open_store, shown_location
 from .store.prepare import Failed, Prepared, prepare
 from .store.protocol import QuoteRow, Store, StoredVersion
@@ -61,6 +51,7 @@ from .text.verbatim import find_verbatim, nearest_passage
 if TYPE_CHECKING:
     from .adapters.curl_args import CurlCommand
     from .batch.lines import BatchInput, BatchOutcome
+    from .models import Attempt, Outcome, Quote, Source
     from .net.client import HTTPClient
 
 __all__ = ["ADAPTERS", "Ledger", "copy_ledger"]
