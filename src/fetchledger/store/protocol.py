@@ -23,6 +23,7 @@ __all__ = [
     "COPY_COLUMNS",
     "AttemptRow",
     "Candidates",
+    "ClaimRound",
     "CopyBatch",
     "PassageHit",
     "PreparedVersion",
@@ -147,6 +148,19 @@ class Candidates:
     holding: Mapping[str, int]
 
 
+@dataclass(frozen=True)
+class ClaimRound:
+    """What one claim round gave a batch (:meth:`Store.claim`): the inputs (canonical
+    locators) now its own, those another batch finished since ``since`` (with ``ok``
+    or the failure's status, and its message), and those another live batch holds.
+    ``since`` is the server's clock at the batch's first round."""
+
+    granted: tuple[str, ...]
+    finished: tuple[tuple[str, str, str], ...]
+    held: tuple[str, ...]
+    since: datetime
+
+
 # What ``fetchledger copy`` moves, table by table in this order, columns as named
 # here (the same on every backend). Search indexes are rebuilt by the destination.
 COPY_COLUMNS: dict[str, tuple[str, ...]] = {
@@ -199,6 +213,14 @@ class Store(Protocol):
 
     def reset(self) -> None:
         """Delete every source, version, quote and attempt: ids start again at 1."""
+        ...
+
+    def claim(self, holder: str, want: Sequence[str], finished: Sequence[tuple[str, str, str]],
+              *, lease: float, since: datetime | None) -> ClaimRound | None:
+        """One claim round of batch ``holder`` (:mod:`fetchledger.batch.claims`), in one
+        transaction: record the inputs it finished ``(locator, status, message)``,
+        renew its leases by ``lease`` seconds, and claim what is free of ``want``.
+        None on a ledger that one machine writes (SQLite): nothing to claim there."""
         ...
 
     def import_rows(self, batches: Iterable[CopyBatch]) -> None:

@@ -14,6 +14,7 @@ import sqlite3
 import zlib
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -26,12 +27,13 @@ from ..errors import (
     LedgerTooNew,
 )
 from ..models import Attempt, Quote, Source
-from ..text.passages import Passage
+from ..text.passages import Passage, idf
 from .migrations import MIGRATIONS
 from .protocol import (
     COPY_COLUMNS,
     AttemptRow,
     Candidates,
+    ClaimRound,
     CopyBatch,
     PassageHit,
     PreparedVersion,
@@ -313,6 +315,12 @@ class SQLiteStore:
         with self._errors():
             self.db.execute("VACUUM")
 
+    def claim(self, holder: str, want: Sequence[str], finished: Sequence[tuple[str, str, str]],
+              *, lease: float, since: datetime | None) -> ClaimRound | None:
+        """None: an SQLite ledger is written from one machine, whose batch takes every
+        input it is given (claims share work between machines: PostgreSQL)."""
+        return None
+
     def import_rows(self, batches: Iterable[CopyBatch]) -> None:
         """Fill this EMPTY ledger with another's rows in one transaction, ids unchanged,
         then index the passages of each source's latest version."""
@@ -456,29 +464,39 @@ class SQLiteStore:
         return [Passage(*row) for row in rows]
 
     def search(self, words: Sequence[str], limit: int, context: int = 40) -> Candidates:
-        """Up to ``limit`` passages holding any of ``words`` (the best by FTS5's BM25
-        first), and how many passages hold each word.
+        """Up to ``limit`` passages holding any of ``words``: those whose words weigh
+        most (their IDF summed, :func:`~fetchledger.text.passages.idf`), then the
+        shorter ones (the rule of every backend); and how many passages hold each word.
 
         The index holds only each source's latest version, so every hit is current.
         """
         quoted = ['"' + word.replace('"', '""') + '"' for word in words]
-        sql = (
-            "SELECT v.source_id, v.id, v.number, p.start, p.end, p.page, p.page_label, "
-            "substr(v.text, max(p.start - :ctx, 0) + 1, p.end - max(p.start - :ctx, 0) + :ctx), "
-            "max(p.start - :ctx, 0) "
-            "FROM (SELECT rowid, bm25(passage_fts) AS score FROM passage_fts "
-            "      WHERE passage_fts MATCH :match ORDER BY score LIMIT :limit) AS hit "
-            "JOIN passage p ON p.id = hit.rowid JOIN version v ON v.id = p.version_id "
-            "ORDER BY hit.score"
-        )
         count = "SELECT count(*) FROM passage_fts WHERE passage_fts MATCH ?"
         with self._read() as db:
-            hits = tuple(PassageHit(*row) for row in db.execute(
-                sql, {"ctx": context, "match": " OR ".join(quoted), "limit": limit}))
             holding = {word: db.execute(count, (match,)).fetchone()[0]
                        for word, match in zip(words, quoted, strict=True)}
             # passages ever indexed (superseded ones too): near enough, and no scan
             total = db.execute("SELECT coalesce(max(id), 0) FROM passage").fetchone()[0]
+            weighed = [(idf(total, holding[word]), match)
+                       for word, match in zip(words, quoted, strict=True) if holding[word]]
+            if not weighed:
+                return Candidates((), total, holding)
+            held = " UNION ALL ".join(
+                ["SELECT rowid AS id, ? AS w FROM passage_fts WHERE passage_fts MATCH ?"]
+                * len(weighed))
+            sql = (
+                "SELECT v.source_id, v.id, v.number, p.start, p.end, p.page, p.page_label, "
+                "substr(v.text, max(p.start - ?, 0) + 1, p.end - max(p.start - ?, 0) + ?), "
+                "max(p.start - ?, 0) "
+                "FROM (SELECT q.id, hit.weight FROM "
+                f"      (SELECT id, sum(w) AS weight FROM ({held}) GROUP BY id) AS hit "
+                "      JOIN passage q ON q.id = hit.id "
+                "      ORDER BY hit.weight DESC, q.end - q.start, q.id LIMIT ?) AS best "
+                "JOIN passage p ON p.id = best.id JOIN version v ON v.id = p.version_id "
+                "ORDER BY best.weight DESC, p.end - p.start, p.id"
+            )
+            params = [context] * 4 + [x for pair in weighed for x in pair] + [limit]
+            hits = tuple(PassageHit(*row) for row in db.execute(sql, params))
         return Candidates(hits, total, holding)
 
     def attempts(self, *, failed_only: bool = False) -> list[Attempt]:
