@@ -50,6 +50,8 @@ from ..text.passages import Passage, idf, tokenize
 from .migrations import POSTGRES_MIGRATIONS
 from .protocol import (
     COPY_COLUMNS,
+    SOURCE_COLUMNS,
+    VERSION_DETAIL_COLUMNS,
     AttemptRow,
     Candidates,
     ClaimRound,
@@ -61,7 +63,9 @@ from .protocol import (
     StoredVersion,
     VersionText,
     quoted_columns,
+    source_from_row,
     utc_now,
+    version_details_from_rows,
 )
 
 __all__ = ["PostgresStore"]
@@ -482,36 +486,21 @@ class PostgresStore:
 
     # --- reads --------------------------------------------------------------------------
 
-    _SOURCE_COLUMNS = (
-        "s.id, s.kind, s.display, s.title, v.retrieved_at, v.text_sha256, "
-        "(SELECT count(*) FROM version WHERE source_id = s.id), v.number, "
-        "s.first_retrieved, s.last_retrieved, s.site, s.author, s.published, v.meta"
-    )
-
-    @staticmethod
-    def _source(row: Sequence[Any]) -> Source:
-        return Source(
-            id=row[0], kind=row[1], locator=row[2], title=row[3], retrieved_at=row[4],
-            sha256=row[5], versions=row[6], version=row[7], first_retrieved=row[8],
-            last_retrieved=row[9], site=row[10], author=row[11], date=row[12],
-            meta=json.loads(row[13]),
-        )
-
     def source(self, source_id: int, version_number: int | None = None) -> Source | None:
         """A source as of one version (the latest by default); None if unknown."""
         if version_number is None:
-            row = self._one(f"SELECT {self._SOURCE_COLUMNS} FROM source s "
+            row = self._one(f"SELECT {SOURCE_COLUMNS} FROM source s "
                             "JOIN version v ON v.id = s.latest_version WHERE s.id = %s",
                             (source_id,))
         else:
-            row = self._one(f"SELECT {self._SOURCE_COLUMNS} FROM source s JOIN version v "
+            row = self._one(f"SELECT {SOURCE_COLUMNS} FROM source s JOIN version v "
                             "ON v.source_id = s.id AND v.number = %s WHERE s.id = %s",
                             (version_number, source_id))
-        return self._source(row) if row else None
+        return source_from_row(row) if row else None
 
     def sources(self) -> list[Source]:
-        return [self._source(row) for row in self._all(
-            f"SELECT {self._SOURCE_COLUMNS} FROM source s "
+        return [source_from_row(row) for row in self._all(
+            f"SELECT {SOURCE_COLUMNS} FROM source s "
             "JOIN version v ON v.id = s.latest_version ORDER BY s.id")]
 
     def source_id_for(self, locators: Sequence[str]) -> int | None:
@@ -542,15 +531,9 @@ class PostgresStore:
     def version_details(self, source_id: int) -> list[dict[str, Any]]:
         """Everything but the text and raw bytes of each version, oldest first."""
         rows = self._all(
-            "SELECT number, retrieved_at, text_sha256, raw_sha256, extractor, "
-            "extractor_version, meta, length(text), raw_size, raw_stored "
-            "FROM version WHERE source_id = %s ORDER BY number", (source_id,))
-        keys = ("version", "retrieved_at", "sha256", "raw_sha256", "extractor",
-                "extractor_version", "meta", "characters", "raw_size", "raw_stored")
-        details = [dict(zip(keys, row, strict=True)) for row in rows]
-        for item in details:
-            item["meta"] = json.loads(item["meta"])
-        return details
+            f"SELECT {VERSION_DETAIL_COLUMNS} FROM version WHERE source_id = %s "
+            "ORDER BY number", (source_id,))
+        return version_details_from_rows(rows)
 
     def version_pages(
         self, source_id: int, version_number: int
