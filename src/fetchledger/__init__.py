@@ -65,6 +65,7 @@ from .models import (
     SourceDetails,
     error_lines,
     exit_code_for,
+    json_text,
     tool_error_lines,
     warning_line,
 )
@@ -122,6 +123,7 @@ __all__ = [
     "copy_ledger",
     "error_lines",
     "exit_code_for",
+    "json_text",
     "kill_children",
     "parse_curl",
     "read_batch_inputs",
