@@ -44,20 +44,10 @@ from .errors import (
     RetrievalFailed,
     UnknownSource,
 )
-from .models import (
-    Attempt,
-    Copied,
-    Failure,
-    Outcome,
-    Quote,
-    Retrieval,
-    Snippet,
-    Source,
-    SourceDetails,
-)
+from .models import Copied, Failure, Retrieval, Snippet, SourceDetails
 from .store import open_store, shown_location
 from .store.prepare import Failed, Prepared, prepare
-from .store.protocol import QuoteRow, Store, StoredVersion
+from .store.protocol import ClaimRound, QuoteRow, Store, StoredVersion
 from .text.passages import (
     QuoteSpan,
     cut_quote,
@@ -70,8 +60,11 @@ from .text.passages import (
 from .text.verbatim import find_verbatim, nearest_passage
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from .adapters.curl_args import CurlCommand
     from .batch.lines import BatchInput, BatchOutcome
+    from .models import Attempt, Outcome, Quote, Source
     from .net.client import HTTPClient
 
 __all__ = ["ADAPTERS", "Ledger", "copy_ledger"]
@@ -582,6 +575,13 @@ class Ledger:
     def integrity_check(self) -> str:
         """The backend's own consistency check of the ledger (``"ok"`` when sound)."""
         return self._store.integrity_check()
+
+    def claim_inputs(self, holder: str, want: Sequence[str],
+                     finished: Sequence[tuple[str, str, str]], lease: float,
+                     since: datetime | None) -> ClaimRound | None:
+        """One round of batch claims on a shared ledger (:mod:`fetchledger.batch.claims`):
+        None on a ledger only one machine writes (SQLite)."""
+        return self._store.claim(holder, want, finished, lease=lease, since=since)
 
     def copy_to(self, destination: str | os.PathLike[str]) -> Copied:
         """Copy this whole ledger into the EMPTY ledger at ``destination`` (a file or a
