@@ -24,7 +24,7 @@ from .adapters.command import CommandAdapter, PipedAdapter
 from .adapters.files import FileAdapter, PageRange, parse_page_range
 from .adapters.protocol import Adapter, CommandInput, FileInput, HttpInput, PipedInput, WebInput
 from .config import Limits, allow_private_from_env, resolve_ledger_path
-from .document import Document, Page
+from .document import Document, Page, StoredRaw
 from .errors import (
     BadInput,
     InvalidArgument,
@@ -32,10 +32,20 @@ from .errors import (
     RetrievalFailed,
     UnknownSource,
 )
-from .models import Attempt, Failure, Outcome, Quote, Retrieval, Snippet, Source, SourceDetails
+from .models import (
+    Attempt,
+    Failure,
+    Outcome,
+    Quote,
+    Refreshed,
+    Retrieval,
+    Snippet,
+    Source,
+    SourceDetails,
+)
 from .store import open_store
 from .store.prepare import Failed, Prepared, prepare
-from .store.protocol import QuoteRow, Store, StoredVersion
+from .store.protocol import AttemptRow, QuoteRow, Store, StoredVersion, utc_now
 from .text.passages import (
     QuoteSpan,
     cut_quote,
@@ -65,7 +75,10 @@ class Ledger:
 
     ``path`` defaults as in DESIGN §4 (``$FETCHLEDGER_LEDGER``, the nearest
     ``.fetchledger/ledger.db`` upwards, else a new one in the working folder).
-    ``allow_private`` defaults to ``$FETCHLEDGER_ALLOW_PRIVATE``.
+    ``allow_private`` defaults to ``$FETCHLEDGER_ALLOW_PRIVATE``. ``offline=True``
+    answers ``fetch``, ``curl``, ``http_request`` and ``batch`` from the stored raw
+    bytes of the sources they name, never opening a socket (an ``offline_miss``
+    attempt for one the ledger lacks).
     """
 
     def __init__(
@@ -75,11 +88,13 @@ class Ledger:
         limits: Limits | None = None,
         allow_private: bool | None = None,
         allow_hosts: Sequence[str] = (),
+        offline: bool = False,
     ) -> None:
         self.path: Path = resolve_ledger_path(path)
         self.limits = limits or Limits()
         self.allow_private = allow_private_from_env() if allow_private is None else allow_private
         self.allow_hosts = tuple(allow_hosts)
+        self.offline = offline
         self._store: Store = open_store(self.path, busy_timeout=self.limits.ledger_busy_timeout)
         self._key = self._store.identity_key()
         self._adapters: dict[type[Any], Adapter[Any, Any]] = {}  # made on first use
@@ -264,6 +279,8 @@ class Ledger:
     # --- the web ------------------------------------------------------------------------
 
     def _client(self) -> HTTPClient:
+        if self.offline:  # a bug if reached: offline adapters and verbs never ask
+            raise RuntimeError("offline: no HTTP client")
         if self._http_client is None:
             from .net.client import HTTPClient
 
@@ -389,6 +406,20 @@ class Ledger:
         source = self.source(source_id)
         return self._store.raw_bytes(source_id, version or source.version)
 
+    def stored(self, source_id: int, version: int | None = None) -> StoredRaw:
+        """A version's raw bytes (the latest by default) with the facts to extract them
+        again: what ``reextract`` and ``--offline`` use."""
+        self.source(source_id)
+        found = self._store.stored_raw(source_id, version)
+        if found is None:
+            raise InvalidArgument(f"source [{source_id}] has no version {version}")
+        return found
+
+    def stored_for(self, locator: str) -> StoredRaw | None:
+        """The latest stored version of the source a canonical locator (or alias) names."""
+        source_id = self._store.source_id_for([locator])
+        return None if source_id is None else self._store.stored_raw(source_id)
+
     def texts(self, source_id: int) -> dict[int, str]:
         """The stored text of every version of a source: ``{version number: text}``."""
         self.source(source_id)
@@ -504,6 +535,48 @@ class Ledger:
             source_id=source_id, nearest=nearest_text,
             hint=f'nearest passage: "{nearest_text}"' if nearest_text else None)
 
+    # --- keeping evidence checkable -------------------------------------------------
+
+    def reextract(self, source_ids: Iterable[int] | None = None, *,
+                  on_outcome: Callable[[Refreshed], None] | None = None) -> list[Refreshed]:
+        """Run today's extraction again on the stored raw bytes of each source (all by
+        default), no network: a text that changes becomes a new version of the same id.
+        Each outcome lists the recorded quotes its latest version no longer holds.
+        See :mod:`fetchledger.replay.reextract`."""
+        from .replay import reextract
+
+        return reextract(self, self._existing(source_ids), on_outcome)
+
+    def refresh(self, source_ids: Iterable[int] | None = None, *,
+                on_outcome: Callable[[Refreshed], None] | None = None) -> list[Refreshed]:
+        """Retrieve each source (all by default) again, conditionally (ETag,
+        Last-Modified): a 304 keeps the version, a changed page is a new version of the
+        same id; each outcome lists the recorded quotes that drifted. Not offline.
+        See :mod:`fetchledger.replay.refresh`."""
+        from .replay import refresh
+
+        if self.offline:
+            raise InvalidArgument("refresh retrieves sources again, which --offline forbids",
+                                  hint="reextract runs today's extraction on the stored bytes")
+        return refresh(self, self._existing(source_ids), self._client, on_outcome)
+
+    def record_unchanged(self, source_id: int, message: str) -> None:
+        """Record a retrieval that found source ``source_id`` unchanged (HTTP 304): an
+        ``ok`` attempt, its last retrieval time now, no new version."""
+        source = self.source(source_id)
+        self._store.record_unchanged(
+            source_id, AttemptRow(source.kind, source.locator, "ok", message), utc_now())
+
+    def _existing(self, source_ids: Iterable[int] | None) -> list[int]:
+        """The ids asked for (every source's when None), each checked first: an unknown
+        id is bad input before anything is done."""
+        if source_ids is None:
+            return [s.id for s in self.sources()]
+        ids = list(dict.fromkeys(source_ids))
+        for source_id in ids:
+            self.source(source_id)
+        return ids
+
     def reset(self) -> None:
         """Empty the ledger: every source, version, quote and attempt is deleted and
         ids start again at 1. (This ends the ledger's life; ids are not reused within it.)"""
@@ -523,15 +596,25 @@ def _check_k(k: int) -> None:
 
 
 def _web_adapter(ledger: Ledger) -> Adapter[WebInput, Any]:
+    if ledger.offline:
+        return _offline_adapter(ledger)
     from .adapters.web import WebAdapter  # imports httpx: only once the web is used
 
     return WebAdapter(ledger._client(), ledger.identity_key)
 
 
 def _http_adapter(ledger: Ledger) -> Adapter[HttpInput, Any]:
+    if ledger.offline:
+        return _offline_adapter(ledger)
     from .adapters.http import HttpAdapter
 
     return HttpAdapter(ledger._client(), ledger.identity_key)
+
+
+def _offline_adapter(ledger: Ledger) -> Adapter[Any, Any]:
+    from .adapters.stored import OfflineAdapter
+
+    return OfflineAdapter(ledger.stored_for, ledger.identity_key, ledger.limits)
 
 
 ADAPTERS: dict[type[Any], Callable[[Ledger], Adapter[Any, Any]]] = {

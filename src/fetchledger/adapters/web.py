@@ -38,7 +38,7 @@ from ..text.normalize import decode_bytes, looks_binary, one_line
 from .documents import TextForm, html_document, looks_like_html, text_document
 from .protocol import WebInput
 
-__all__ = ["WebAdapter", "document_from_response", "web_identity"]
+__all__ = ["WebAdapter", "document_from_response", "revalidate", "web_identity"]
 
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 PDF_TYPES = frozenset({"application/pdf", "application/x-pdf"})
@@ -83,6 +83,19 @@ class WebAdapter:
         response = self.client.send(HTTPRequest(given.url))
         return document_from_response(response, identity, limits=self.limits, key=self.key,
                                       secrets=request_secrets(given.url))
+
+
+def revalidate(client: HTTPClient, identity: Identity, url: str, *,
+               validators: Sequence[tuple[str, str]], limits: Limits,
+               key: bytes) -> Document | None:
+    """GET ``url`` again, conditionally when ``validators`` (If-None-Match,
+    If-Modified-Since) are given: None when the server answers 304 Not Modified
+    (nothing but headers crossed the wire), else the new document of ``identity``."""
+    response = client.send(HTTPRequest(url, headers=tuple(validators)))
+    if response.status == 304:
+        return None
+    return document_from_response(response, identity, limits=limits, key=key,
+                                  secrets=request_secrets(url))
 
 
 # --- a response as a document -----------------------------------------------------------

@@ -52,6 +52,7 @@ from typing import Protocol
 
 from ..adapters.web import web_identity
 from ..config import Limits
+from ..document import StoredRaw
 from ..errors import (
     BadInput,
     CorruptContent,
@@ -88,11 +89,14 @@ class BatchLedger(Protocol):
     limits: Limits
     allow_private: bool
     allow_hosts: tuple[str, ...]
+    offline: bool  # answer from stored raw bytes (stored_for), never the network
 
     @property
     def identity_key(self) -> bytes: ...
 
     def source_for(self, locator: str) -> Source | None: ...
+
+    def stored_for(self, locator: str) -> StoredRaw | None: ...
 
     def record(self, results: Sequence[Prepared | Failed]) -> list[Retrieval | None]: ...
 
@@ -218,6 +222,7 @@ class _Batch:
         self.pool_ready: asyncio.Task[WorkerPool] | None = None
         self.clients = HostClients(ledger.limits, allow_private=ledger.allow_private,
                                    allow_hosts=ledger.allow_hosts, connections=self.per_host)
+        self.offline = ledger.offline
         self.closing: set[asyncio.Task[None]] = set()
 
     # --- planning ---
@@ -347,6 +352,9 @@ class _Batch:
     # --- one input ---
 
     async def _fetch(self, job: _Job) -> None:
+        if self.offline:
+            await self._replay(job)
+            return
         try:
             try:
                 response = await self._get(job)
@@ -365,6 +373,21 @@ class _Batch:
         except asyncio.CancelledError:
             raise
         except BaseException as exc:  # a bug: stop the batch and show it
+            self.crash = exc
+            self.wake.set()
+
+    async def _replay(self, job: _Job) -> None:
+        """Offline: the job's stored bytes, extracted in a worker; nothing is sent."""
+        try:
+            self._release(job.host)
+            stored = self.ledger.stored_for(job.identity.locator)
+            result = await self._extract_with("prepare_stored", job, stored, job.identity,
+                                              self.ledger.identity_key, self.ledger.limits,
+                                              job.query, job.k)
+            self._to_writer(_Done(job, result))
+        except asyncio.CancelledError:
+            raise
+        except BaseException as exc:  # a bug (or a ledger error): stop the batch and show it
             self.crash = exc
             self.wake.set()
 
@@ -425,13 +448,18 @@ class _Batch:
         return float(wait)
 
     async def _extract(self, job: _Job, response: HTTPResponse) -> Prepared | RetrievalFailed:
+        return await self._extract_with(
+            "prepare_response", job, response, job.identity, self.ledger.identity_key,
+            self.ledger.limits, tuple(request_secrets(job.url)), job.query, job.k)
+
+    async def _extract_with(self, function: str, job: _Job,
+                            *args: object) -> Prepared | RetrievalFailed:
+        """``function`` of the worker module on ``args``, in a worker process."""
         assert self.pool_ready is not None
         pool = await self.pool_ready
         while True:
             try:
-                result = await pool.call(
-                    "prepare_response", response, job.identity, self.ledger.identity_key,
-                    self.ledger.limits, tuple(request_secrets(job.url)), job.query, job.k)
+                result = await pool.call(function, *args)
             except WorkerDied:
                 # A worker died on it (a parser crash, or killed): it has been replaced;
                 # try the page once more, and record a page that kills it twice.

@@ -40,12 +40,14 @@ from ..adapters.children import (
     read_frame,
     read_frame_async,
 )
+from ..adapters.stored import replay_document
 from ..adapters.web import document_from_response
 from ..errors import FetchLedgerError, RetrievalFailed, retrieval_error_for_status
 from ..store.prepare import prepare
 
 if TYPE_CHECKING:
     from ..config import Limits
+    from ..document import Document, StoredRaw
     from ..identity import Identity
     from ..net.client import HTTPResponse
     from ..store.prepare import Prepared
@@ -56,6 +58,7 @@ __all__ = [
     "WorkerDied",
     "WorkerPool",
     "prepare_response",
+    "prepare_stored",
     "serve",
     "usable_cores",
 ]
@@ -86,10 +89,24 @@ def prepare_response(
 ) -> Prepared | WorkFailure:
     """Extract a fetched response and prepare its version (runs in a worker; ``key`` is
     the ledger's identity key, for the redirect chain's aliases)."""
+    return _prepared(lambda: document_from_response(response, identity, limits=limits, key=key,
+                                                    secrets=secrets), limits, query, k)
+
+
+def prepare_stored(
+    stored: StoredRaw | None, identity: Identity, key: bytes, limits: Limits,
+    query: str | None, k: int,
+) -> Prepared | WorkFailure:
+    """Extract a source's stored raw bytes and prepare the version (an ``--offline``
+    batch: an ``offline_miss`` when there are none)."""
+    return _prepared(lambda: replay_document(stored, identity, limits=limits, key=key),
+                     limits, query, k)
+
+
+def _prepared(document: Callable[[], Document], limits: Limits, query: str | None,
+              k: int) -> Prepared | WorkFailure:
     try:
-        document = document_from_response(response, identity, limits=limits, key=key,
-                                          secrets=secrets)
-        return prepare(document, query=query, k=k, max_raw_stored=limits.max_raw_stored)
+        return prepare(document(), query=query, k=k, max_raw_stored=limits.max_raw_stored)
     except FetchLedgerError as error:
         status = error.status if isinstance(error, RetrievalFailed) else "corrupt"
         return WorkFailure(status, error.message, error.hint)
@@ -109,6 +126,7 @@ def usable_cores() -> int:
 # --- the worker process ---------------------------------------------------------------------
 
 _FUNCTIONS: dict[str, Callable[..., Any]] = {"prepare_response": prepare_response,
+                                             "prepare_stored": prepare_stored,
                                              "ping": os.getpid}
 
 
