@@ -3,13 +3,15 @@
 # make bench - run the benchmarks (uses ../shared/corpus when present)
 # make hardening - the hardening tests at full size (1 GiB bombs, 50 MB files, heavy
 #                  fuzzing) with their measured figures, then the ledger load benchmark
+# make chromium  - install Debian's chromium for the browser tests when it is missing
+#                  and this machine allows it (root and apt-get); otherwise do nothing
 
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: venv demo test lint typecheck pytest bench hardening docs clean
+.PHONY: venv demo test lint typecheck pytest bench hardening docs clean chromium
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -28,8 +30,22 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-pytest: $(STAMP)
+pytest: $(STAMP) chromium
 	$(BIN)/python -m pytest -q
+
+# Quiet and idempotent: nothing happens when a Chromium is there (or named by
+# FETCHLEDGER_CHROMIUM), or when this is not root on a Debian-like system.
+chromium:
+	@if [ -z "$$FETCHLEDGER_CHROMIUM" ] && [ ! -x /usr/lib/chromium/chromium ] \
+	    && ! command -v chromium >/dev/null 2>&1 && [ "$$(id -u)" = 0 ] \
+	    && command -v apt-get >/dev/null 2>&1; then \
+	  echo "make: installing Debian's chromium for the browser tests"; \
+	  export DEBIAN_FRONTEND=noninteractive; \
+	  { apt-get install -y -qq chromium >/dev/null 2>&1 \
+	    || { apt-get update -qq >/dev/null 2>&1 \
+	         && apt-get install -y -qq chromium >/dev/null 2>&1; }; } \
+	  || echo "make: could not install chromium; the browser tests will say so"; \
+	fi
 
 test: lint typecheck pytest
 

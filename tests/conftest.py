@@ -70,7 +70,7 @@ def run_cli() -> object:
 
 # DESIGN §6, the MCP tools: name -> (required arguments, optional arguments)
 MCP_TOOL_CONTRACT: dict[str, tuple[set[str], set[str]]] = {
-    "fetch": ({"url"}, {"query", "k"}),
+    "fetch": ({"url"}, {"query", "k", "render"}),
     "http_request": ({"method", "url"}, {"headers", "body", "query"}),
     "read_file": ({"path"}, {"query", "pages", "password"}),
     "run_command": ({"argv"}, {"timeout"}),

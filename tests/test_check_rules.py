@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fetchledger import Ledger
+from fetchledger import Document, Ledger
 from fetchledger.cite import RULES, check, render
 
 from cite_sources import seed
@@ -99,11 +99,19 @@ FINDINGS = [
          rendered=False),
     Case("quotation not verbatim",
          'The page says "water boils at 101 °C".[1]\n', [("quote-not-verbatim", 1, 15)]),
+    Case("quotation of a version the source has changed since",
+         'The notice said "The bridge opens in May."[7]\n', [("quote-drifted", 1, 17)]),
     Case("quotation with a changed word",
          'The report says "a pressure cooker lifts the boiling point".[2]\n',
          [("quote-not-verbatim", 1, 17)]),
     Case("quotation attributed to the marker before it",
          'According to [1], "water boils at 99 °C".\n', [("quote-not-verbatim", 1, 19)]),
+    Case("marker inside the quotation",
+         'The page says "At sea level, water boils at 100 °C (212 °F).[1]" plainly.[1]\n',
+         [("marker-in-quotation", 1, 15)]),
+    Case("marker inside a blockquote",
+         "> On the summit of Mount Everest, at 8,849 metres, water boils at about 70 °C.[1]\n",
+         [("marker-in-quotation", 1, 3)], rendered=False),
     Case("bare URL", "Water boils at 100 °C, see https://example.org/boiling.[1]\n",
          [("url-in-prose", 1, 28)]),
     Case("autolink", "Water boils at 100 °C <https://example.org/x>.[1]\n",
@@ -164,6 +172,14 @@ def seeded(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("cite") / "ledger.db"
     with Ledger(path) as ledger:
         seed(ledger)
+        # [7]: a notice that changed after it was quoted (version 2 says June)
+        for month in ("May", "June"):
+            text = f"Bridge works\nThe bridge opens in {month}."
+            ledger.register(Document(
+                kind="web", locator="https://example.org/bridge",
+                display="https://example.org/bridge", text=text, raw=text.encode(),
+                title="Bridge works", meta={"content_type": "text/plain"},
+                extractor="test", extractor_version="1"))
     return path
 
 

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import re
 
+import lxml.etree
+import lxml.html
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fetchledger.adapters.extract import extract_html, extractor_version
-from fetchledger.adapters.htmlprose import table_row
+from fetchledger.adapters.htmlprose import join_soft_breaks, table_row
 from fetchledger.text.passages import split_passages, split_sentences
 
 FILLER = ("The committee met again in the spring to review the results of the survey, "
@@ -180,3 +182,52 @@ def test_no_stored_web_text_holds_a_reference_mark(marks: list[tuple[int, int]])
         assert f"[{number}]" not in text
     for passage in split_passages(text):
         assert "cite_" not in text[passage.start : passage.end]
+
+
+def test_a_layout_table_keeps_one_paragraph_per_line() -> None:
+    text = stored("""
+<table><tr><td class="main"><h2>Here be data</h2>
+<p>The significant changes fall into several categories, as the notes explain.</p>
+<p>Release histories show two releases in the past year, in April and August.</p>
+</td><td><p>Sidebar text about the weekly edition and its subscribers.</p></td></tr>
+</table>""")
+    lines = text.split("\n")
+    assert "Here be data" in lines
+    assert "The significant changes fall into several categories, as the notes explain." \
+        in lines
+    assert "Release histories show two releases in the past year, in April and August." \
+        in lines
+
+
+def test_joining_breaks_never_loses_text_split_into_several_nodes() -> None:
+    # trafilatura strips link tags next to breaks: one .text made of several libxml2
+    # text nodes (XPath sees each), all of which must survive
+    block = lxml.html.fragment_fromstring(
+        "<div>  [<a>Docs</a>] [<a>txt</a>|<a>pdf</a>]   <br/>\n  <br/>Versions: 00 01<br/>"
+        "and the rest of the line, which goes on</div>")
+    lxml.etree.strip_tags(block, "a")
+    assert len(block.xpath("./text()")) > 2
+    join_soft_breaks(block, tei=True)
+    assert block.text.strip() == "[Docs] [txt|pdf]"
+    words = " ".join(" ".join(block.itertext()).split())
+    assert words == "[Docs] [txt|pdf] Versions: 00 01 and the rest of the line, which goes on"
+
+
+def test_a_list_item_holding_a_heading_and_a_paragraph_is_two_lines() -> None:
+    text = stored("""<ul class="features">
+<li><a href="/v"><img src="s.jpg" alt="Screenshot"></a><h2>WebIDE</h2>
+<p>Develop, deploy and debug apps directly in your browser, with this tool.</p>
+<a href="/webide">Learn more about WebIDE</a></li>
+<li><h2>Valence</h2><p>Develop and debug your apps across many browsers and devices.</p></li>
+</ul>""")
+    lines = [line.lstrip("- ") for line in text.split("\n")]
+    assert "WebIDE" in lines and "Valence" in lines
+    assert "Develop, deploy and debug apps directly in your browser, with this tool." in lines
+    assert "Develop and debug your apps across many browsers and devices." in lines
+
+
+def test_sentences_end_after_a_number_word_but_not_before_a_number() -> None:
+    line = "It is a piece of art. Closed ones are easy. See Fig. 3 and p. 72 here. I said no. Then."
+    assert [line[a:b] for a, b in split_sentences(line)] == [
+        "It is a piece of art.", "Closed ones are easy.", "See Fig. 3 and p. 72 here.",
+        "I said no.", "Then."]

@@ -169,6 +169,23 @@ def test_run_command_is_absent_by_default(private: McpSession, default: McpSessi
         assert (status, message) == ("invalid_argument", "no tool named run_command")
 
 
+def test_fetch_renders_a_javascript_page_and_refuses_a_bad_render(
+        private: McpSession, site: LoopbackServer, places: dict[str, Path]) -> None:
+    from fetchledger.adapters.browser import unavailable_reason
+
+    if unavailable_reason() is not None and os.environ.get("FETCHLEDGER_TEST_BROWSER") != "1":
+        pytest.skip(f"no browser: {unavailable_reason()}")
+    result = private.call("fetch", url=site.url("/app/shell"), query="harbour froze")
+    got = result.structured_content
+    assert got["source"]["title"] == "The harbour log of Kessel Point"
+    assert "eleven days" in got["snippets"][0]["quote"]
+    with Ledger(ledger_of(places, "private")) as ledger:
+        version = ledger.details(got["source"]["id"]).versions[0]
+    assert version["extractor"] == "browser"
+    status, _ = error_of(private.call("fetch", url=site.url("/app/shell"), render="sometimes"))
+    assert status == "invalid_argument"
+
+
 # --- each tool once -------------------------------------------------------------------------
 
 

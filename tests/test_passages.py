@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -159,6 +161,27 @@ def test_every_quote_is_verbatim_one_line_and_bounded(text: str, query: str | No
         assert q.line in {quote, f"…{quote}", f"{quote}…", f"…{quote}…"}
 
 
+sentence_texts = st.lists(
+    st.tuples(st.text(alphabet="abcdeXYZ 1é", min_size=1, max_size=12).filter(str.strip),
+              st.sampled_from([" ", " ", ". ", "! ", "? ", ".[3] ", ", ", "\n", ". a"])),
+    min_size=1, max_size=400).map(lambda parts: "".join(w + s for w, s in parts))
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=sentence_texts, query=queries, k=st.integers(1, 4))
+def test_every_quote_is_a_whole_passage_or_a_marked_cut(text: str, query: str | None,
+                                                        k: int) -> None:
+    passages = split_passages(text)
+    for q in select_quotes(text, passages, query, k):
+        home = [p for p in passages if p.start <= q.start and q.end <= p.end]
+        assert len(home) == 1  # inside exactly one passage: never two run together
+        passage, quote = home[0], text[q.start : q.end]
+        if q.start > passage.start:
+            assert q.line.startswith("…"), (quote, text[passage.start : passage.end])
+        if q.end < passage.end:
+            assert q.line.endswith("…"), (quote, text[passage.start : passage.end])
+
+
 @settings(max_examples=200, deadline=None)
 @given(words=st.lists(st.text(min_size=1, max_size=15).filter(lambda w: w.strip()),
                       min_size=1, max_size=200),
@@ -172,6 +195,22 @@ def test_passages_cover_every_word(words: list[str], seps: list[str]) -> None:
     covered = set()
     for p in split_passages(text):
         covered.update(range(p.start, p.end))
+    bullets = {m.start() for m in re.finditer(r"(?m)^[-*•◦▪‣–](?=\s+\S)", text)}
     for i, ch in enumerate(text):
-        if not ch.isspace():
+        if not ch.isspace() and i not in bullets:  # a list item's bullet is no word
             assert i in covered, (text, i)
+
+
+def test_a_list_items_bullet_is_not_quoted() -> None:
+    text = "Steps\n- Only the main diagonal entries are real.\n• Boil the water first.\n- \n"
+    quotes = select_quotes(text, split_passages(text), "entries water", 2)
+    assert sorted(q.line for q in quotes) == ["Boil the water first.",
+                                              "Only the main diagonal entries are real."]
+
+
+def test_initials_are_capitals_and_elisions_end_nothing() -> None:
+    line = ("For any real scalar c. Also recall this. J. Smith agreed. The film is vaudou "
+            "[…] Lire la suite. He said (...) nothing more.")
+    assert [line[a:b] for a, b in split_sentences(line)] == [
+        "For any real scalar c.", "Also recall this.", "J. Smith agreed.",
+        "The film is vaudou […] Lire la suite.", "He said (...) nothing more."]

@@ -42,6 +42,11 @@ class Limits:
     max_raw_stored: int = 25_000_000  # raw bytes kept per version (compressed)
     batch_concurrency: int = 32
     batch_per_host: int = 4
+    batch_renderers: int = 2  # pages rendered in Chromium at once by a batch
+    render_timeout: float = 30.0  # one wall-clock deadline for a whole browser render
+    render_settle: float = 10.0  # after the load event, how long to wait for network quiet
+    max_dom_bytes: int = 20_000_000  # the rendered DOM, serialized (UTF-8)
+    max_render_traffic: int = 100_000_000  # bytes a rendered page may pull through the proxy
     ledger_busy_timeout: float = 60.0  # seconds a writer waits for another one
 
 

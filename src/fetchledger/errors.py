@@ -23,6 +23,7 @@ retrieval failures carry the attempt ``status`` recorded in the ledger::
     │   ├── UnsupportedType          unsupported_type: a content type fetchledger cannot read
     │   ├── NetworkError             network_error: refused, unreachable, reset
     │   ├── DNSError                 dns_error: the host name does not resolve
+    │   ├── RenderFailed             render_failed: the browser could not render the page
     │   ├── CommandFailed            command_failed: the command could not be started
     │   ├── OfflineMiss              offline_miss: --offline, and the ledger has no stored copy
     │   └── RawCapped                raw_capped: the version's raw bytes were capped when stored
@@ -58,6 +59,7 @@ __all__ = [
     "OfflineMiss",
     "QuoteNotFound",
     "RawCapped",
+    "RenderFailed",
     "RetrievalFailed",
     "RetrievalTimeout",
     "RobotsDenied",
@@ -226,6 +228,12 @@ class DNSError(RetrievalFailed):
     status = "dns_error"
 
 
+class RenderFailed(RetrievalFailed):
+    """The browser could not render the page (it did not start, or it crashed)."""
+
+    status = "render_failed"
+
+
 class CommandFailed(RetrievalFailed):
     """The command could not be started (not found, not executable)."""
 
@@ -276,7 +284,7 @@ _BY_STATUS: dict[str, type[RetrievalFailed]] = {
     for cls in (
         HTTPStatusError, RetrievalTimeout, TooLarge, BlockedAddress, RobotsDenied,
         EmptyContent, NeedsPassword, NoTextLayer, CorruptContent, UnsupportedType,
-        NetworkError, DNSError, CommandFailed, OfflineMiss, RawCapped,
+        NetworkError, DNSError, RenderFailed, CommandFailed, OfflineMiss, RawCapped,
     )
 }
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, TypeVar
+from typing import IO, TYPE_CHECKING, Any, TypeVar, cast
 
 from .adapters.command import CommandAdapter, PipedAdapter
 from .adapters.files import FileAdapter, PageRange, parse_page_range
@@ -59,6 +59,7 @@ from .text.verbatim import find_verbatim, nearest_passage
 
 if TYPE_CHECKING:
     from .adapters.curl_args import CurlCommand
+    from .adapters.web import WebAdapter
     from .batch.lines import BatchInput, BatchOutcome
     from .net.client import HTTPClient
 
@@ -289,43 +290,55 @@ class Ledger:
         return self._http_client
 
     def fetch(self, url: str, *, query: str | None = None, k: int = 3,
-              robots: bool = False) -> Retrieval:
+              robots: bool = False, render: str = "auto") -> Retrieval:
         """Fetch a web page or any URL (HTML, PDF, JSON, text by content type) and register
-        it. ``robots=True`` honours robots.txt (RobotsDenied when it disallows the URL)."""
-        return self._retrieve(WebInput(url, robots), query=query, k=k)
+        it. ``robots=True`` honours robots.txt (RobotsDenied when it disallows the URL).
+
+        ``render``: ``auto`` runs an empty shell's JavaScript in headless Chromium
+        (little or no main text and a page built by scripts), ``always`` renders
+        every HTML page, ``never`` keeps the plain result. Without a browser
+        ``auto`` keeps the plain result with a warning, and ``always`` is bad input.
+        """
+        return self._retrieve(WebInput(url, robots, render), query=query, k=k)
 
     def fetch_many(self, urls: Iterable[str], *, query: str | None = None, k: int = 3,
-                   robots: bool = False) -> list[Outcome]:
+                   robots: bool = False, render: str = "auto") -> list[Outcome]:
         """``fetch`` each URL in turn; a failure stands in the list in its place."""
         from .identity.secrets import shown_url
 
-        return self.collect(urls, lambda u: self.fetch(u, query=query, k=k, robots=robots),
-                            shown=shown_url)
+        return self.collect(
+            urls, lambda u: self.fetch(u, query=query, k=k, robots=robots, render=render),
+            shown=shown_url)
 
     async def fetch_many_async(
         self, inputs: Iterable[str | BatchInput], *, query: str | None = None, k: int = 3,
         concurrency: int | None = None, per_host: int | None = None, refresh: bool = False,
         robots: bool = True, on_outcome: Callable[[BatchOutcome, str], None] | None = None,
+        render: str = "auto",
     ) -> list[BatchOutcome]:
         """Batch pre-retrieval: fetch many URLs at once (``concurrency`` requests, at most
         ``per_host`` per host), extract them on every core and register them; robots.txt
         honoured unless ``robots=False``. Inputs that already have a source are skipped
         unless ``refresh``. One outcome per input (Retrieval, Failure or Skipped), in
-        input order; ``on_outcome(outcome, input)`` sees each as it finishes. See
+        input order; ``on_outcome(outcome, input)`` sees each as it finishes. ``render``
+        as for :meth:`fetch`, with ``Limits.batch_renderers`` browsers at once. See
         :mod:`fetchledger.batch`."""
+        from .adapters.browser import check_render_mode
         from .batch.scheduler import BatchOptions, run_batch
 
         options = BatchOptions(
             query=query, k=k,
             concurrency=self.limits.batch_concurrency if concurrency is None else concurrency,
             per_host=self.limits.batch_per_host if per_host is None else per_host,
-            refresh=refresh, robots=robots)
+            refresh=refresh, robots=robots, render=check_render_mode(render),
+            renderers=self.limits.batch_renderers)
         return await run_batch(self, inputs, options, on_outcome=on_outcome)
 
     def batch(
         self, inputs: Iterable[str | BatchInput], *, query: str | None = None, k: int = 3,
         concurrency: int | None = None, per_host: int | None = None, refresh: bool = False,
         robots: bool = True, on_outcome: Callable[[BatchOutcome, str], None] | None = None,
+        render: str = "auto",
     ) -> list[BatchOutcome]:
         """:meth:`fetch_many_async` for callers without an event loop."""
         import asyncio
@@ -339,7 +352,7 @@ class Ledger:
                                "await ledger.fetch_many_async(...) instead")
         return asyncio.run(self.fetch_many_async(
             inputs, query=query, k=k, concurrency=concurrency, per_host=per_host,
-            refresh=refresh, robots=robots, on_outcome=on_outcome))
+            refresh=refresh, robots=robots, on_outcome=on_outcome, render=render))
 
     def source_for(self, locator: str) -> Source | None:
         """The source a canonical locator (or one of its aliases) names, if any."""
@@ -558,7 +571,8 @@ class Ledger:
         if self.offline:
             raise InvalidArgument("refresh retrieves sources again, which --offline forbids",
                                   hint="reextract runs today's extraction on the stored bytes")
-        return refresh(self, self._existing(source_ids), self._client, on_outcome)
+        return refresh(self, self._existing(source_ids),
+                       lambda: cast("WebAdapter", self._adapter(WebInput)), on_outcome)
 
     def record_unchanged(self, source_id: int, message: str) -> None:
         """Record a retrieval that found source ``source_id`` unchanged (HTTP 304): an

@@ -3,7 +3,7 @@
 ``fetchledger mcp`` serves eight tools on stdio, each a thin front end over
 the public :class:`~fetchledger.Ledger` API and :mod:`fetchledger.cite`::
 
-    fetch(url, query?, k?)                       Ledger.fetch
+    fetch(url, query?, k?, render?)              Ledger.fetch
     http_request(method, url, headers?, body?, query?)  Ledger.http_request
     read_file(path, query?, pages?, password?)   Ledger.read, confined to the roots
     run_command(argv, timeout?)                  Ledger.run, only allowed executables
@@ -282,9 +282,12 @@ class LedgerTools:
         url: Annotated[str, Field(description="The URL to fetch (http or https).")],
         query: Annotated[str, Field(description=_QUERY)] = "",
         k: Annotated[int, Field(ge=1, description=_K)] = 3,
+        render: Annotated[Literal["auto", "always", "never"], Field(
+            description="Run the page's JavaScript in headless Chromium: auto (default) only "
+                        "when the page is an empty shell without it; always; never.")] = "auto",
     ) -> CallToolResult:
-        return self._call(shown_url(url),
-                          lambda ledger: _retrieved(ledger.fetch(url, query=query or None, k=k)))
+        return self._call(shown_url(url), lambda ledger: _retrieved(
+            ledger.fetch(url, query=query or None, k=k, render=render)))
 
     def http_request(
         self,
@@ -389,7 +392,8 @@ class LedgerTools:
 _DESCRIPTIONS = {
     "fetch": "Fetch a web page or any URL (HTML, PDF, JSON, text), register it in the "
              "fetchledger ledger and get numbered verbatim snippets such as "
-             '[3] "At sea level, water boils at 100 °C."',
+             '[3] "At sea level, water boils at 100 °C." Pages built by JavaScript are '
+             "rendered in headless Chromium (render: auto, always, never).",
     "http_request": "Send an HTTP request (any method, headers, body), register the response "
                     "in the fetchledger ledger and get numbered verbatim snippets of it. "
                     "Secret headers (Authorization, Cookie, API keys) are never stored.",

@@ -85,7 +85,7 @@ def test_fetch_blocked_address_names_the_switch(web: LoopbackServer, run_cli: An
 
 def test_fetch_empty_page_is_exit_3_without_id(web: LoopbackServer, run_cli: Any,
                                                ledger_path: Path) -> None:
-    result = run_cli("fetch", "--allow-private", web.url("/pages/js-shell"))
+    result = run_cli("fetch", "--allow-private", "--render", "never", web.url("/pages/js-shell"))
     assert result.exit_code == 3 and result.stdout == ""
     assert "empty_content" in one_line_errors(result.stderr)[0]
     assert table_counts(ledger_path)["source"] == 0

@@ -226,7 +226,7 @@ def test_failures_are_attempts_without_an_id(web: LoopbackServer, led: Ledger,
                                              ledger_path: Path, path: str,
                                              error: type[Exception], status: str) -> None:
     with pytest.raises(error) as caught:
-        led.fetch(web.url(path))
+        led.fetch(web.url(path), render="never")  # the plain path (tests/web/test_browser.py)
     assert getattr(caught.value, "exit_code", None) == 3
     assert table_counts(ledger_path)["source"] == 0
     attempts = rows(ledger_path, "SELECT locator, status FROM attempt ORDER BY id")
@@ -242,7 +242,7 @@ def test_http_error_attempt_names_the_status(web: LoopbackServer, led: Ledger) -
 
 def test_a_javascript_shell_says_why_it_is_empty(web: LoopbackServer, led: Ledger) -> None:
     with pytest.raises(EmptyContent, match="JavaScript"):
-        led.fetch(web.url("/pages/js-shell"))
+        led.fetch(web.url("/pages/js-shell"), render="never")
 
 
 @pytest.mark.parametrize("url", ["ftp://example.com/x", "example.com", "http://", "http:// x/",

@@ -5,7 +5,9 @@ threads) that records every request it receives, so tests can assert that a
 refused request never reached it. Routes cover what a web fetcher meets:
 articles with navigation and cookie banners (``tests/web/site/``), redirects and
 loops, gzip/deflate/brotli, chunked bodies, slow and stalled responses,
-wrong charsets, huge bodies and decompression bombs.
+wrong charsets, huge bodies, decompression bombs, and pages built by JavaScript
+(``/app/*``: a single-page app, one that reaches out to another host every way
+it can, one that never finishes loading, one whose script never yields).
 
 Run it by hand with ``python tests/web/webserver.py`` (prints its address).
 """
@@ -321,6 +323,12 @@ def _versioned(handler: Handler, query: dict[str, list[str]]) -> None:
     handler.send_body(200, page.body, page.content_type, headers)
 
 
+def _hostile(handler: Handler, query: dict[str, list[str]]) -> None:
+    """A script-built page that reaches out to ``?other=HOST:PORT`` every way it can."""
+    page = site_page("app-hostile.html").replace("{{OTHER}}", query["other"][0])
+    handler.send_body(200, page.encode(), "text/html; charset=utf-8")
+
+
 def _reply(name: str) -> Route:
     def route(handler: Handler, _: dict[str, list[str]]) -> None:
         reply = handler.server.replies[name]
@@ -338,6 +346,13 @@ ROUTES: dict[str, Route] = {
     "/pages/accents-no-charset": _page("accents.html", "text/html", "cp1252"),
     "/pages/japanese": _page("japanese.html", "text/html", "shift_jis"),
     "/pages/js-shell": _page("js-shell.html"),
+    "/app/shell": _page("app-shell.html"),
+    "/app/app.js": _page("app.js", "text/javascript; charset=utf-8"),
+    "/app/worker.js": _page("app.js", "text/javascript; charset=utf-8"),
+    "/app/entries.json": _page("app-entries.json", "application/json"),
+    "/app/hostile": _hostile,
+    "/app/never": _page("app-never.html"),
+    "/app/busy": _page("app-busy.html"),
     "/pages/notes": _page("notes.txt", "text/plain; charset=utf-8"),
     "/pages/readme": _page("readme.md", "text/markdown; charset=utf-8"),
     "/pages/data": _page("data.json", "application/json"),

@@ -5,7 +5,8 @@ from a file (:mod:`.files`): a page is the same page whichever way it came.
   :func:`~.extract.extract_html`; ``<link rel=canonical>`` (absolute, secrets
   redacted) and the page's language are recorded as metadata.
 - :func:`text_document`: decoded text in one of the text *forms*: ``markdown``
-  and ``text`` (prose: wrapped lines joined into paragraphs), ``lines`` and
+  (stored as its text, :mod:`.markdown`), ``text`` (prose: wrapped lines joined
+  into paragraphs), ``lines`` and
   ``csv`` (one stored line per line), ``json`` (pretty-printed, one member per
   line).
 """
@@ -16,13 +17,13 @@ import json
 import re
 from typing import Any, Literal
 
-from .._version import __version__
 from ..document import Document
 from ..errors import CorruptContent, EmptyContent, InvalidURL
 from ..identity import Identity
 from ..identity.urls import redact_url
-from ..text.normalize import clean_lines, join_wrapped_lines, one_line
+from ..text.normalize import clean_lines, join_wrapped_lines, text_extractor_version
 from .extract import decode_html, extract_html, extractor_version
+from .markdown import markdown_text
 
 __all__ = ["TextForm", "html_document", "looks_like_html", "text_document"]
 
@@ -30,7 +31,6 @@ TextForm = Literal["markdown", "text", "lines", "csv", "json"]
 
 _HTML_START = re.compile(rb"^\s*(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html|head|body)\b",
                          re.IGNORECASE | re.DOTALL)
-_MARKDOWN_HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*#*\s*$", re.MULTILINE)
 
 
 def looks_like_html(raw: bytes) -> bool:
@@ -49,8 +49,8 @@ def html_document(raw: bytes, identity: Identity, meta: dict[str, Any], *,
     if not extracted.text:
         needs_script = "<script" in html.lower()
         raise EmptyContent(
-            f"the {what} has no readable text" + (" (it is built by JavaScript, which "
-                                                  "fetchledger does not run)" if needs_script
+            f"the {what} has no readable text" + (" (it may be built by JavaScript, which "
+                                                  "was not run)" if needs_script
                                                   else ""), locator=identity.display)
     meta = dict(meta)
     if extracted.canonical:
@@ -69,9 +69,10 @@ def html_document(raw: bytes, identity: Identity, meta: dict[str, Any], *,
 def text_document(decoded: str, form: TextForm, raw: bytes, identity: Identity,
                   meta: dict[str, Any], *, title: str | None = None,
                   what: str = "body") -> Document:
-    """Decoded text stored in its form; Markdown's first heading is its title (else
-    ``title``). CorruptContent for JSON that does not parse; EmptyContent when nothing
-    but whitespace is left (``what`` names it in the message)."""
+    """Decoded text stored in its form; Markdown's first top-level heading (else its
+    first heading) is its title (else ``title``). CorruptContent for JSON that does
+    not parse; EmptyContent when nothing but whitespace is left (``what`` names it in
+    the message)."""
     if form == "json":
         try:
             data = json.loads(decoded)
@@ -79,18 +80,19 @@ def text_document(decoded: str, form: TextForm, raw: bytes, identity: Identity,
             raise CorruptContent(f"the {what} is not valid JSON: {exc}",
                                  locator=identity.display) from exc
         text = clean_lines(json.dumps(data, indent=2, ensure_ascii=False))
-    elif form in ("markdown", "text"):
-        text = join_wrapped_lines(decoded, markdown=form == "markdown")
+    elif form == "markdown":
+        converted = markdown_text(decoded)
+        text, title = converted.text, converted.title or title
+    elif form == "text":
+        text = join_wrapped_lines(decoded, markdown=False)
     else:
         text = clean_lines(decoded)
-    if form == "markdown":
-        heading = _MARKDOWN_HEADING.search(text)
-        title = one_line(heading.group(1)) if heading else title
     if not text:
         raise EmptyContent(f"the {what} holds only whitespace", locator=identity.display)
     return Document(
         kind=identity.kind, locator=identity.locator, display=identity.display, text=text,
-        raw=raw, title=title, extractor=form, extractor_version=__version__, meta=meta)
+        raw=raw, title=title, extractor=form, extractor_version=text_extractor_version(),
+        meta=meta)
 
 
 def _absolute(href: str, base: str) -> str | None:

@@ -12,6 +12,7 @@ the page's citation apparatus goes too, and soft line breaks join
 from __future__ import annotations
 
 import contextlib
+import logging
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -23,7 +24,14 @@ import lxml.html
 from ..errors import CorruptContent
 from ..text.normalize import clean_lines, decode_bytes, one_line
 from .htmldepth import cap_depth, too_deep
-from .htmlprose import formulas_as_text, join_soft_breaks, prepare_prose, table_row
+from .htmlprose import (
+    formulas_as_text,
+    join_soft_breaks,
+    prepare_prose,
+    split_block_items,
+    table_row,
+    unwrap_layout_tables,
+)
 
 if TYPE_CHECKING:
     import trafilatura.settings
@@ -39,6 +47,9 @@ _PARSER = lxml.html.HTMLParser(collect_ids=False, default_doctype=False, remove_
                                remove_pis=True)
 _HUGE_PARSER = lxml.html.HTMLParser(collect_ids=False, default_doctype=False,
                                     remove_comments=True, remove_pis=True, huge_tree=True)
+# trafilatura logs "discarding data" for every page without a main text: here that is
+# an outcome (the fallback text, or empty_content), not news for the caller's log.
+logging.getLogger("trafilatura.core").setLevel(logging.ERROR)
 _HUGE_TEXT_NODE = 10_000_000  # bytes: libxml2's limit on one text node without huge_tree
 # <template> is never rendered; <noscript> only without JavaScript (and mostly says so).
 _INERT = ("template", "noscript")
@@ -131,16 +142,21 @@ def _parse(html: str, locator: str) -> lxml.html.HtmlElement:
                   or _HIDDEN_STYLE.search(element.get("style") or ""))
         if hidden and element.getparent() is not None and element.tag not in ("html", "body"):
             element.drop_tree()
-    prepare_prose(tree)
+    prepare_prose(tree, html)
     return tree
 
 
 def _main_text(found: trafilatura.settings.Document) -> str:
-    """trafilatura's text, with the soft line breaks of its paragraphs joined."""
+    """trafilatura's text, layout tables unwrapped, list items holding blocks split
+    and the soft line breaks of its paragraphs joined."""
     from trafilatura.xml import xmltotxt
 
     body = found.body
-    if body is not None and join_soft_breaks(body, tei=True):
+    if body is None:
+        return found.text or ""
+    unwrapped = unwrap_layout_tables(body)
+    unwrapped = split_block_items(body) or unwrapped
+    if join_soft_breaks(body, tei=True) or unwrapped:
         return xmltotxt(body, False)
     return found.text or ""
 
@@ -150,8 +166,9 @@ def _stored_lines(text: str) -> str:
     lines = []
     for line in clean_lines(text).split("\n"):
         row = table_row(line)
-        lines.append(line if row is None else row)
-    return clean_lines("\n".join(lines))
+        if row is None or row:  # a rule row or a row of empty cells leaves no line
+            lines.append(line if row is None else row)
+    return "\n".join(lines)
 
 
 def _metadata(tree: lxml.html.HtmlElement, url: str | None) -> dict[str, str | None]:
@@ -160,12 +177,7 @@ def _metadata(tree: lxml.html.HtmlElement, url: str | None) -> dict[str, str | N
     bylines from the body, searches dates in the text, and reads categories, tags and
     license: three quarters of its cost, for facts a ledger does not store."""
     from htmldate import find_date
-    from trafilatura.metadata import (
-        examine_meta,
-        extract_meta_json,
-        extract_sitename,
-        extract_title,
-    )
+    from trafilatura.metadata import examine_meta, extract_meta_json, extract_sitename
 
     found = examine_meta(tree)
     if found.author and " " not in found.author:  # a handle, not a name (as trafilatura)
@@ -181,8 +193,34 @@ def _metadata(tree: lxml.html.HtmlElement, url: str | None) -> dict[str, str | N
         date = find_date(tree, extensive_search=False, original_date=True, url=url)
     except Exception:  # htmldate on malformed markup
         date = None
-    return {"title": found.title or extract_title(tree), "sitename": site or None,
+    return {"title": found.title or _page_title(tree), "sitename": site or None,
             "author": found.author, "date": date}
+
+
+_TITLE_WORD = re.compile(r"\w+")
+
+
+def _page_title(tree: lxml.html.HtmlElement) -> str | None:
+    """Without a title in the meta tags or JSON-LD: trafilatura's title from the body
+    (a lone ``<h1>``, title-like elements) when the ``<title>`` agrees with it, else the
+    ``<title>``: a lone ``<h1>`` is often a site banner or a promotion ("Hi, I'm ...")."""
+    from trafilatura.metadata import examine_title_element, extract_title
+
+    from_body = extract_title(tree)
+    element, _, _ = examine_title_element(tree)
+    if not element or (from_body and _agrees(from_body, element)):
+        return from_body or element or None
+    return element
+
+
+def _agrees(heading: str, title: str) -> bool:
+    """Most words of the heading are words of the title (or the other way round)."""
+    a = set(_TITLE_WORD.findall(heading.casefold()))
+    b = set(_TITLE_WORD.findall(title.casefold()))
+    if not a or not b:
+        return False
+    shared = len(a & b)
+    return shared >= 0.6 * len(a) or shared >= 0.6 * len(b)
 
 
 def _head_facts(tree: lxml.html.HtmlElement) -> tuple[str | None, str | None, str | None]:

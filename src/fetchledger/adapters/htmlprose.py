@@ -39,7 +39,8 @@ import lxml.html
 
 from .pdftext import continues, text_width
 
-__all__ = ["formulas_as_text", "join_soft_breaks", "prepare_prose", "table_row"]
+__all__ = ["formulas_as_text", "join_soft_breaks", "prepare_prose", "split_block_items",
+           "table_row", "unwrap_layout_tables"]
 
 _APPARATUS = lxml.etree.XPath(
     "//sup[contains(concat(' ', normalize-space(@class), ' '), ' reference ')]"
@@ -59,14 +60,17 @@ _MAYBE_NOTE = lxml.etree.XPath(
 _NOTE_MARK = re.compile(
     r"^(?:\[[^\[\]]{1,40}\]"
     r"|\[?(?:\d{1,4}|[a-zA-Z]{1,2}|[ivxlc]{1,5}|[*†‡§¶]{1,3})(?:\s*[,–-]\s*\d{1,4})*\]?)$")
+# Words every kind of apparatus markup above holds: a page with none skips the search.
+_APPARATUS_SIGNS = ("<sup", "<SUP", "Inline-Template", "mw-editsection", "mw-cite-backlink",
+                    "doc-noteref", "doc-backlink", "footnote", "reference")
 _MATH = lxml.etree.XPath("//*[local-name()='math']")
 _TEX = lxml.etree.XPath(".//*[local-name()='annotation'][contains(@encoding, 'tex')]")
 _DISPLAYSTYLE = re.compile(r"^\{\\(?:displaystyle|textstyle)\s*(.*)\}$", re.DOTALL)
 _MATH_IMAGE = lxml.etree.XPath(
     "//img[contains(@class, 'mwe-math-fallback-image')][not(ancestor::*[contains(@class, "
     "'mwe-math-element')]//*[local-name()='math'])]")
-_BREAKS = lxml.etree.XPath("//br")
-_TEI_BREAKS = lxml.etree.XPath("//lb")
+_BREAKS = lxml.etree.XPath(".//br")
+_TEI_BREAKS = lxml.etree.XPath(".//lb")
 _QUOTES = lxml.etree.XPath("//blockquote[not(ancestor::pre)] | //q[not(ancestor::pre)]")
 _WHITESPACE_NODES = lxml.etree.XPath(
     ".//text()[not(ancestor::pre or ancestor::code or ancestor::textarea or ancestor::script"
@@ -82,10 +86,13 @@ _NOT_PROSE = frozenset({"pre", "script", "style", "textarea", "code", "template"
 _SHORT_LINE = 50  # characters: a block of lines this short is verse, an address or a list
 
 
-def prepare_prose(tree: lxml.html.HtmlElement) -> None:
+def prepare_prose(tree: lxml.html.HtmlElement, source: str | None = None) -> None:
     """Drop the apparatus and render quotation whitespace, in place (formulas go
-    first, through :func:`formulas_as_text`, before hidden elements are removed)."""
-    _drop_apparatus(tree)
+    first, through :func:`formulas_as_text`, before hidden elements are removed).
+    ``source``, the page's HTML, lets a page without any sign of apparatus skip the
+    search for it."""
+    if source is None or any(sign in source for sign in _APPARATUS_SIGNS):
+        _drop_apparatus(tree)
     for quote in _QUOTES(tree):
         _collapse_whitespace(quote)
 
@@ -107,7 +114,7 @@ def join_soft_breaks(root: lxml.etree._Element, *, tei: bool = False) -> bool:
     blocks_of = _TEI_BLOCKS if tei else _BLOCKS
     blocks: dict[int, lxml.etree._Element] = {}
     for br in breaks:
-        block = _block_of(br, blocks_of)
+        block = _block_of(br, blocks_of, root)
         if block is not None:
             blocks.setdefault(id(block), block)
     for block in blocks.values():
@@ -209,13 +216,15 @@ def _stanza(lines: list[str]) -> bool:
     return fresh >= 2 * (len(lines) - 1) / 3
 
 
-def _block_of(element: lxml.etree._Element,
-              blocks_of: frozenset[str]) -> lxml.etree._Element | None:
+def _block_of(element: lxml.etree._Element, blocks_of: frozenset[str],
+              root: lxml.etree._Element) -> lxml.etree._Element | None:
+    """The block a break is in, never above ``root`` (trafilatura's output stays
+    attached to the page it came from)."""
     for ancestor in element.iterancestors():
         tag = ancestor.tag if isinstance(ancestor.tag, str) else ""
         if tag in _NOT_PROSE:
             return None
-        if tag in blocks_of:
+        if tag in blocks_of or ancestor is root:
             return ancestor
     return None
 
@@ -248,19 +257,97 @@ def _visual_lines(block: lxml.etree._Element, blocks_of: frozenset[str],
 
 # --- whitespace and tables ---------------------------------------------------------------
 
+_TEI_BLOCK_CHILDREN = frozenset({"p", "head", "list", "quote", "table", "code"})
+
+
+def unwrap_layout_tables(body: lxml.etree._Element) -> bool:
+    """Tables used for layout in trafilatura's output (a cell that holds paragraphs,
+    headings or lists) become their blocks, so each paragraph is a line of its own and
+    not a piece of one giant "row". True when any was unwrapped."""
+    changed = False
+    for table in list(body.iter("table")):
+        cells = list(table.iter("cell"))
+        if table.getparent() is None or not any(
+                isinstance(c.tag, str) and c.tag in _TEI_BLOCK_CHILDREN
+                for cell in cells for c in cell):
+            continue
+        blocks: list[lxml.etree._Element] = []
+        for cell in cells:
+            if cell.text and cell.text.strip():
+                paragraph = lxml.etree.Element("p")
+                paragraph.text = cell.text
+                blocks.append(paragraph)
+            for child in cell:
+                if child.tag in _TEI_BLOCK_CHILDREN or not isinstance(child.tag, str):
+                    blocks.append(child)
+                else:  # an inline element: a paragraph of its own
+                    paragraph = lxml.etree.Element("p")
+                    paragraph.append(child)
+                    blocks.append(paragraph)
+        parent, tail = table.getparent(), table.tail
+        at = parent.index(table)
+        parent.remove(table)
+        for offset, block in enumerate(blocks):
+            parent.insert(at + offset, block)
+        if tail and blocks:
+            blocks[-1].tail = (blocks[-1].tail or "") + tail
+        changed = True
+    return changed
+
 
 def _collapse_whitespace(root: lxml.etree._Element) -> None:
+    # XPath finds the text nodes; lxml's .text/.tail (which join adjacent text nodes,
+    # as trafilatura's output has) are what is rewritten, each once.
+    done: set[tuple[int, bool]] = set()
     for node in _WHITESPACE_NODES(root):
         parent = node.getparent()
-        if parent is None:
+        if parent is None or (id(parent), node.is_text) in done:
             continue
-        if not str(node).strip():
+        done.add((id(parent), node.is_text))
+        value = parent.text if node.is_text else parent.tail
+        if not value or not value.strip():
             continue  # layout between tags: trafilatura reads it as such
-        collapsed = _HTML_SPACES.sub(" ", str(node))
+        collapsed = _HTML_SPACES.sub(" ", value)
         if node.is_text:
             parent.text = collapsed
-        elif node.is_tail:
+        else:
             parent.tail = collapsed
+
+
+def split_block_items(body: lxml.etree._Element) -> bool:
+    """List items of trafilatura's output that hold headings or paragraphs (a card:
+    ``<li><h2>WebIDE</h2><p>Develop…</p></li>``) become one item per block, so a
+    heading never runs into the sentence after it. True when any was split."""
+    changed = False
+    for item in list(body.iter("item")):
+        parent = item.getparent()
+        if parent is None or not any(child.tag in ("head", "p") for child in item):
+            continue
+        pieces: list[lxml.etree._Element] = []
+        current = lxml.etree.Element("item")
+        current.text = item.text
+        for child in list(item):
+            if child.tag not in ("head", "p"):
+                current.append(child)  # inline content stays with its neighbours
+                continue
+            pieces.append(current)
+            block = lxml.etree.Element("item")
+            block.text = child.text
+            block.extend(list(child))
+            pieces.append(block)
+            current = lxml.etree.Element("item")
+            current.text = child.tail
+        pieces.append(current)
+        pieces = [p for p in pieces if len(p) or (p.text and p.text.strip())]
+        at = parent.index(item)
+        tail = item.tail
+        parent.remove(item)
+        for offset, piece in enumerate(pieces):
+            parent.insert(at + offset, piece)
+        if pieces:
+            pieces[-1].tail = tail
+        changed = True
+    return changed
 
 
 _CELL_SPLIT = re.compile(r"(?<!\\)\|")

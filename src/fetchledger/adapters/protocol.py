@@ -72,10 +72,12 @@ class PipedInput:
 
 @dataclass(frozen=True)
 class WebInput:
-    """A URL to GET (``fetch URL``); ``robots`` honours robots.txt."""
+    """A URL to GET (``fetch URL``); ``robots`` honours robots.txt; ``render`` runs an
+    HTML page's JavaScript in Chromium: ``auto`` (empty shells), ``always``, ``never``."""
 
     url: str
     robots: bool = False
+    render: str = "auto"
 
 
 @dataclass(frozen=True)

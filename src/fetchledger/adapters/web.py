@@ -10,6 +10,13 @@
 - Anything else: ``unsupported_type``. A missing or generic type
   (``application/octet-stream``) is sniffed from the bytes.
 
+JavaScript pages (``render``, DESIGN §8): :func:`read_response` says when a
+fetched HTML page is to be rendered (:class:`Shell`: ``auto`` renders empty
+shells, ``always`` every HTML page); :class:`WebAdapter` renders it with
+:class:`~fetchledger.adapters.browser.Browser` and :func:`rendered_document`
+reads the DOM. Without a browser the plain result stands
+(:func:`without_browser`), with a warning saying why.
+
 Charset: the BOM, then the Content-Type header (except that a legacy
 single-byte label on bytes that are valid UTF-8 is read as UTF-8, the usual
 server misconfiguration), then ``<meta charset>``, then detection.
@@ -19,8 +26,9 @@ from __future__ import annotations
 
 import json
 import posixpath
+import threading
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 from urllib.parse import unquote, urlsplit
 
@@ -28,17 +36,34 @@ import httpx
 
 from ..config import Limits
 from ..document import Document
-from ..errors import EmptyContent, InvalidURL, UnsupportedType
+from ..errors import CorruptContent, EmptyContent, InvalidArgument, InvalidURL, UnsupportedType
 from ..identity import Identity
 from ..identity.secrets import request_secrets, scrub_secrets
 from ..identity.urls import normalize_url, parse_http_url, url_identity
 from ..net.client import HTTPClient, HTTPRequest, HTTPResponse
 from ..net.robots import RobotsCache
 from ..text.normalize import decode_bytes, looks_binary, one_line
+from .browser import (
+    Browser,
+    RenderedPage,
+    RenderMode,
+    check_render_mode,
+    unavailable_reason,
+    wants_render,
+)
 from .documents import TextForm, html_document, looks_like_html, text_document
+from .extract import decode_html
 from .protocol import WebInput
 
-__all__ = ["WebAdapter", "document_from_response", "revalidate", "web_identity"]
+__all__ = [
+    "Shell",
+    "WebAdapter",
+    "document_from_response",
+    "read_response",
+    "rendered_document",
+    "web_identity",
+    "without_browser",
+]
 
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 PDF_TYPES = frozenset({"application/pdf", "application/x-pdf"})
@@ -61,41 +86,148 @@ def web_identity(url: str | httpx.URL, key: bytes) -> Identity:
 
 class WebAdapter:
     """``fetch URL`` (:class:`~.protocol.WebInput`): one HTTP client, one robots.txt
-    cache. Identity: the normalized URL, redacted values keyed under ``key`` (the
-    ledger's)."""
+    cache, a browser once a page needs one. Identity: the normalized URL, redacted
+    values keyed under ``key`` (the ledger's)."""
 
     def __init__(self, client: HTTPClient, key: bytes, limits: Limits | None = None) -> None:
         self.client = client
         self.key = key
         self.limits = limits or client.limits
         self.robots = RobotsCache()
+        self._browser: Browser | None = None
 
     def identify(self, given: WebInput) -> Identity:
-        """InvalidURL (bad input) before anything is sent."""
+        """InvalidURL or InvalidArgument (bad input) before anything is sent: a URL
+        that cannot be fetched, a render mode that is not one, ``always`` without a
+        browser."""
         if not isinstance(given.url, str):
             raise InvalidURL(f"not a URL: {given.url!r}")
-        return web_identity(given.url, self.key)
+        identity = web_identity(given.url, self.key)
+        if check_render_mode(given.render) == "always":
+            reason = unavailable_reason()
+            if reason is not None:
+                raise InvalidArgument(f"--render always needs a browser, and {reason}")
+        return identity
 
     def load(self, given: WebInput, identity: Identity) -> Document:
-        """GET the URL (robots.txt first when asked) and extract it."""
+        """GET the URL (robots.txt first when asked) and extract it; a page that
+        ``given.render`` asks for is rendered in Chromium (without one, the plain
+        result stands with a warning)."""
         if given.robots:
             self.robots.check(given.url, self.client)
-        response = self.client.send(HTTPRequest(given.url))
-        return document_from_response(response, identity, limits=self.limits, key=self.key,
-                                      secrets=request_secrets(given.url))
+        return self._read(given, identity, self.client.send(HTTPRequest(given.url)))
+
+    def revalidate(self, given: WebInput, identity: Identity,
+                   validators: Sequence[tuple[str, str]]) -> Document | None:
+        """GET the URL again, conditionally when ``validators`` (If-None-Match,
+        If-Modified-Since) are given: None when the server answers 304 Not Modified
+        (nothing but headers crossed the wire), else the document, as :meth:`load`
+        makes it (rendered when ``given.render`` asks)."""
+        response = self.client.send(HTTPRequest(given.url, headers=tuple(validators)))
+        return None if response.status == 304 else self._read(given, identity, response)
+
+    def _read(self, given: WebInput, identity: Identity, response: HTTPResponse) -> Document:
+        secrets = request_secrets(given.url)
+        read = read_response(response, identity, limits=self.limits, key=self.key,
+                             secrets=secrets, render=check_render_mode(given.render))
+        if not isinstance(read, Shell):
+            return read
+        reason = unavailable_reason()
+        if reason is not None:
+            return without_browser(read, reason)
+        if self._browser is None:
+            self._browser = Browser(self.client.policy, self.client.resolver, self.limits)
+        return rendered_document(self._browser.render(response), identity,
+                                 limits=self.limits, key=self.key, secrets=secrets)
 
 
-def revalidate(client: HTTPClient, identity: Identity, url: str, *,
-               validators: Sequence[tuple[str, str]], limits: Limits,
-               key: bytes) -> Document | None:
-    """GET ``url`` again, conditionally when ``validators`` (If-None-Match,
-    If-Modified-Since) are given: None when the server answers 304 Not Modified
-    (nothing but headers crossed the wire), else the new document of ``identity``."""
-    response = client.send(HTTPRequest(url, headers=tuple(validators)))
-    if response.status == 304:
+# --- rendering --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Shell:
+    """A fetched HTML page that is to be rendered in a browser. ``plain`` is what the
+    plain extraction gave — a document with little text, or the EmptyContent it
+    raised — which stands when no browser can render it."""
+
+    plain: Document | EmptyContent
+    response: HTTPResponse
+
+
+def read_response(response: HTTPResponse, identity: Identity, *, limits: Limits, key: bytes,
+                  secrets: Sequence[str] = (), render: RenderMode = "never") -> Document | Shell:
+    """The document of a response (:func:`document_from_response`), or a
+    :class:`Shell` when ``render`` asks for the page to be rendered (``auto``: an
+    empty shell; ``always``: any HTML page)."""
+    try:
+        plain: Document | EmptyContent = document_from_response(
+            response, identity, limits=limits, key=key, secrets=secrets)
+    except EmptyContent as empty:
+        plain = empty
+    text = plain.text if isinstance(plain, Document) else ""
+    if wants_render(render, lambda: _html_of(response, identity.display), text):
+        return Shell(plain, response)
+    if isinstance(plain, EmptyContent):
+        raise plain
+    return plain
+
+
+def _html_of(response: HTTPResponse, locator: str) -> str | None:
+    """The decoded HTML of an HTML response, None for any other kind."""
+    if not response.content.strip():
         return None
-    return document_from_response(response, identity, limits=limits, key=key,
-                                  secrets=request_secrets(url))
+    try:
+        kind = _content_kind(response.content_type, response.content, locator)
+        if kind != "html":
+            return None
+        return decode_html(response.content, choose_charset(response.content,
+                                                            response.charset))
+    except (UnsupportedType, CorruptContent):
+        return None
+
+
+def without_browser(shell: Shell, reason: str) -> Document:
+    """The plain result of a page that could not be rendered: its document with a
+    warning, or the EmptyContent it raised, saying why it was not rendered (the
+    remedy is given once per process)."""
+    why = f"it is built by JavaScript and was not rendered: {reason}"
+    remedy = None if _REMEDY_GIVEN.is_set() else _NO_BROWSER_REMEDY
+    _REMEDY_GIVEN.set()
+    if isinstance(shell.plain, EmptyContent):
+        raise EmptyContent(f"the page has no readable text ({why})",
+                           locator=shell.plain.locator, hint=remedy)
+    warning = f"the page {why}" + (f"; {remedy}" if remedy else "")
+    return replace(shell.plain, warnings=(*shell.plain.warnings, warning))
+
+
+_NO_BROWSER_REMEDY = ("install Chromium (apt-get install chromium) and Playwright "
+                      "(pip install 'fetchledger[browser]') to render such pages")
+_REMEDY_GIVEN = threading.Event()
+
+
+def rendered_document(page: RenderedPage, identity: Identity, *, limits: Limits, key: bytes,
+                      secrets: Sequence[str] = ()) -> Document:
+    """The document of a page Chromium rendered: the DOM as its raw bytes, the browser
+    as its extractor, what the render met in its metadata, and a warning naming the
+    requests the address policy refused."""
+    try:
+        document = document_from_response(page.response, identity, limits=limits, key=key,
+                                          secrets=secrets)
+    except EmptyContent as empty:
+        raise EmptyContent("the page has no readable text, even with its JavaScript run in "
+                           f"{page.engine}", locator=empty.locator) from empty
+    warnings = document.warnings
+    if page.refused:
+        targets = sorted({urlsplit(r["target"]).netloc or r["target"] for r in page.refused})
+        warnings = (*warnings, f"the browser refused {len(page.refused)} request"
+                               f"{'s' * (len(page.refused) != 1)} of this page by the address "
+                               f"policy ({', '.join(targets[:5])}"
+                               f"{', ...' if len(targets) > 5 else ''})")
+    document = replace(document, extractor="browser",
+                       extractor_version=f"{page.engine}; {document.extractor} "
+                                         f"{document.extractor_version}",
+                       meta={**document.meta, "browser": page.facts}, warnings=warnings)
+    return scrub_secrets(document, secrets)
 
 
 # --- a response as a document -----------------------------------------------------------

@@ -31,6 +31,12 @@
   ledger as of its last group and a re-run picks up the rest.
 - **Duplicates** in one batch are fetched once; the later ones are reported as
   skipped with the source (or with the same failure).
+- **Rendering.** A page that ``render`` asks for (``auto``: an empty shell
+  built by JavaScript) goes to a small pool of browsers of its own
+  (``renderers``, default 2, :class:`~fetchledger.adapters.browser.Browser`):
+  it frees its request slots first, so rendering never holds up plain
+  fetches. Without a browser ``auto`` keeps plain results (with a warning)
+  and ``always`` is bad input.
 - Failures are recorded as attempts, as ``fetch`` records them; bad input
   (a malformed URL or line) records nothing.
 """
@@ -42,14 +48,22 @@ import contextlib
 import copy
 import email.utils
 import random
+import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
-from typing import Protocol
+from typing import Any, Protocol
 
+from ..adapters.browser import (
+    Browser,
+    RenderedPage,
+    RenderMode,
+    check_render_mode,
+    unavailable_reason,
+)
 from ..adapters.web import web_identity
 from ..config import Limits
 from ..document import StoredRaw
@@ -67,11 +81,12 @@ from ..identity.urls import parse_http_url
 from ..models import Failure, Retrieval, Source
 from ..net.client import HTTPRequest, HTTPResponse
 from ..net.hosts import HostClients
+from ..net.policy import AddressPolicy
 from ..net.robots import RobotsCache
 from ..store.prepare import Failed, Prepared
 from ..text.normalize import one_line
 from .lines import BatchInput, BatchOutcome, Skipped
-from .worker import WorkerDied, WorkerPool, WorkFailure, usable_cores
+from .worker import RenderWanted, WorkerDied, WorkerPool, WorkFailure, usable_cores
 
 __all__ = ["BatchLedger", "BatchOptions", "parse_retry_after", "run_batch"]
 
@@ -116,9 +131,12 @@ class BatchOptions:
     max_retry_wait: float = 60.0  # the longest Retry-After honoured
     workers: int | None = None  # extraction processes (default: the usable cores)
     max_group: int = 64  # registrations written in one transaction at most
+    render: RenderMode = "auto"  # run JavaScript in Chromium: auto (empty shells), always, never
+    renderers: int = 2  # pages rendered at once
 
     def __post_init__(self) -> None:
-        for name in ("k", "concurrency", "per_host", "max_group"):
+        check_render_mode(self.render)
+        for name in ("k", "concurrency", "per_host", "max_group", "renderers"):
             if getattr(self, name) < 1:
                 raise InvalidArgument(f"{name.replace('_', '-')} must be at least 1, "
                                       f"not {getattr(self, name)}")
@@ -224,6 +242,18 @@ class _Batch:
                                    allow_hosts=ledger.allow_hosts, connections=self.per_host)
         self.offline = ledger.offline
         self.closing: set[asyncio.Task[None]] = set()
+        self.browser: Browser | None = None
+        self.no_browser: str | None = None  # why no page can be rendered here
+        if options.render != "never" and not self.offline:  # offline: stored bytes only
+            self.no_browser = unavailable_reason()
+            if self.no_browser is not None and options.render == "always":
+                raise InvalidArgument(f"--render always needs a browser, and {self.no_browser}")
+            if self.no_browser is None:
+                self.browser = Browser(AddressPolicy.of(ledger.allow_private,
+                                                        ledger.allow_hosts), None, ledger.limits)
+        self.render_slots = asyncio.Semaphore(options.renderers)
+        self.renderer: ThreadPoolExecutor | None = None  # created at the first render
+        self.stop_rendering = threading.Event()
 
     # --- planning ---
 
@@ -296,6 +326,9 @@ class _Batch:
             await asyncio.gather(*self.closing, return_exceptions=True)
             await self.clients.aclose()
             writer.shutdown(wait=True)
+            self.stop_rendering.set()  # renders in flight end now, their browsers with them
+            if self.renderer is not None:
+                self.renderer.shutdown(wait=True)
             with contextlib.suppress(BaseException):
                 await self.pool_ready
             await pool.close()
@@ -381,9 +414,10 @@ class _Batch:
         try:
             self._release(job.host)
             stored = self.ledger.stored_for(job.identity.locator)
-            result = await self._extract_with("prepare_stored", job, stored, job.identity,
-                                              self.ledger.identity_key, self.ledger.limits,
-                                              job.query, job.k)
+            result = await self._in_worker(job, "prepare_stored", stored, job.identity,
+                                           self.ledger.identity_key, self.ledger.limits,
+                                           job.query, job.k)
+            assert not isinstance(result, RenderWanted)
             self._to_writer(_Done(job, result))
         except asyncio.CancelledError:
             raise
@@ -448,18 +482,34 @@ class _Batch:
         return float(wait)
 
     async def _extract(self, job: _Job, response: HTTPResponse) -> Prepared | RetrievalFailed:
-        return await self._extract_with(
-            "prepare_response", job, response, job.identity, self.ledger.identity_key,
-            self.ledger.limits, tuple(request_secrets(job.url)), job.query, job.k)
+        key = self.ledger.identity_key
+        result = await self._in_worker(job, "prepare_response", response, job.identity, key,
+                                       self.ledger.limits, tuple(request_secrets(job.url)),
+                                       job.query, job.k, self.options.render, self.no_browser)
+        if not isinstance(result, RenderWanted):
+            return result
+        # Waiting for a browser holds no slot of the plain fetches.
+        self.in_progress -= 1
+        self.wake.set()
+        try:
+            page = await self._render(response)
+            if isinstance(page, RetrievalFailed):
+                return page
+            rendered = await self._in_worker(job, "prepare_rendered", page, job.identity, key,
+                                             self.ledger.limits,
+                                             tuple(request_secrets(job.url)), job.query, job.k)
+        finally:
+            self.in_progress += 1
+        assert not isinstance(rendered, RenderWanted)
+        return rendered
 
-    async def _extract_with(self, function: str, job: _Job,
-                            *args: object) -> Prepared | RetrievalFailed:
-        """``function`` of the worker module on ``args``, in a worker process."""
+    async def _in_worker(self, job: _Job, name: str, *args: Any
+                         ) -> Prepared | RenderWanted | RetrievalFailed:
         assert self.pool_ready is not None
         pool = await self.pool_ready
         while True:
             try:
-                result = await pool.call(function, *args)
+                result = await pool.call(name, *args)
             except WorkerDied:
                 # A worker died on it (a parser crash, or killed): it has been replaced;
                 # try the page once more, and record a page that kills it twice.
@@ -470,8 +520,24 @@ class _Batch:
                 continue
             if isinstance(result, WorkFailure):
                 return result.error(job.identity.display)
-            assert isinstance(result, Prepared)
+            assert isinstance(result, (Prepared, RenderWanted))
             return result
+
+    async def _render(self, response: HTTPResponse) -> RenderedPage | RetrievalFailed:
+        """The page rendered by one of the pool's browsers (at most ``renderers`` at once,
+        each in a thread of its own that waits on its render process)."""
+        assert self.browser is not None
+        browser = self.browser
+        async with self.render_slots:
+            if self.renderer is None:
+                self.renderer = ThreadPoolExecutor(max_workers=self.options.renderers,
+                                                   thread_name_prefix="fetchledger-render")
+            loop = asyncio.get_running_loop()
+            try:
+                return await loop.run_in_executor(
+                    self.renderer, lambda: browser.render(response, stop=self.stop_rendering))
+            except RetrievalFailed as error:
+                return error
 
     def _to_writer(self, done: _Done) -> None:
         self.to_write.append(done)

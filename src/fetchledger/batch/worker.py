@@ -5,8 +5,10 @@ batch (:mod:`fetchledger.batch`) hands every fetched response to a pool of
 worker processes, one per usable core, which turn it into a
 :class:`~fetchledger.store.prepare.Prepared` version: the document
 (:func:`~fetchledger.adapters.web.document_from_response`), its passages,
-the ranked quotes, the hashes and the compressed raw bytes. The main
-process only fetches and writes.
+the ranked quotes, the hashes and the compressed raw bytes. A page to be
+rendered in a browser comes back as :class:`RenderWanted`; once batch has
+rendered it, :func:`prepare_rendered` reads the DOM. The main process only
+fetches, renders (in render processes of their own) and writes.
 
 A worker is a fresh interpreter started by the batch process through the
 one child-process runtime (:mod:`fetchledger.adapters.children`), which
@@ -41,11 +43,12 @@ from ..adapters.children import (
     read_frame_async,
 )
 from ..adapters.stored import replay_document
-from ..adapters.web import document_from_response
+from ..adapters.web import Shell, read_response, rendered_document, without_browser
 from ..errors import FetchLedgerError, RetrievalFailed, retrieval_error_for_status
 from ..store.prepare import prepare
 
 if TYPE_CHECKING:
+    from ..adapters.browser import RenderedPage, RenderMode
     from ..config import Limits
     from ..document import Document, StoredRaw
     from ..identity import Identity
@@ -54,9 +57,11 @@ if TYPE_CHECKING:
 
 __all__ = [
     "WORKER_ENTRY",
+    "RenderWanted",
     "WorkFailure",
     "WorkerDied",
     "WorkerPool",
+    "prepare_rendered",
     "prepare_response",
     "prepare_stored",
     "serve",
@@ -79,18 +84,45 @@ class WorkFailure:
                                                        hint=self.hint)
 
 
+@dataclass(frozen=True)
+class RenderWanted:
+    """The page is to be rendered in a browser (batch does it, then
+    :func:`prepare_rendered`)."""
+
+
 class WorkerDied(Exception):
     """The worker process exited (crashed or was killed) before answering."""
 
 
 def prepare_response(
     response: HTTPResponse, identity: Identity, key: bytes, limits: Limits,
+    secrets: tuple[str, ...], query: str | None, k: int, render: RenderMode = "never",
+    no_browser: str | None = None,
+) -> Prepared | WorkFailure | RenderWanted:
+    """Extract a fetched response and prepare its version (runs in a worker; ``key`` is
+    the ledger's identity key, for the redirect chain's aliases). A page that
+    ``render`` asks to render is RenderWanted, or — when ``no_browser`` says why none
+    can — its plain result with a warning."""
+
+    def document() -> Document | RenderWanted:
+        read = read_response(response, identity, limits=limits, key=key, secrets=secrets,
+                             render=render)
+        if not isinstance(read, Shell):
+            return read
+        return RenderWanted() if no_browser is None else without_browser(read, no_browser)
+
+    return _prepared(document, query, k, limits)
+
+
+def prepare_rendered(
+    page: RenderedPage, identity: Identity, key: bytes, limits: Limits,
     secrets: tuple[str, ...], query: str | None, k: int,
 ) -> Prepared | WorkFailure:
-    """Extract a fetched response and prepare its version (runs in a worker; ``key`` is
-    the ledger's identity key, for the redirect chain's aliases)."""
-    return _prepared(lambda: document_from_response(response, identity, limits=limits, key=key,
-                                                    secrets=secrets), limits, query, k)
+    """Extract a page a browser rendered and prepare its version (runs in a worker)."""
+    prepared = _prepared(lambda: rendered_document(page, identity, limits=limits, key=key,
+                                                   secrets=secrets), query, k, limits)
+    assert not isinstance(prepared, RenderWanted)
+    return prepared
 
 
 def prepare_stored(
@@ -99,14 +131,19 @@ def prepare_stored(
 ) -> Prepared | WorkFailure:
     """Extract a source's stored raw bytes and prepare the version (an ``--offline``
     batch: an ``offline_miss`` when there are none)."""
-    return _prepared(lambda: replay_document(stored, identity, limits=limits, key=key),
-                     limits, query, k)
+    prepared = _prepared(lambda: replay_document(stored, identity, limits=limits, key=key),
+                         query, k, limits)
+    assert not isinstance(prepared, RenderWanted)
+    return prepared
 
 
-def _prepared(document: Callable[[], Document], limits: Limits, query: str | None,
-              k: int) -> Prepared | WorkFailure:
+def _prepared(document: Callable[[], Document | RenderWanted], query: str | None, k: int,
+              limits: Limits) -> Prepared | WorkFailure | RenderWanted:
     try:
-        return prepare(document(), query=query, k=k, max_raw_stored=limits.max_raw_stored)
+        read = document()
+        if isinstance(read, RenderWanted):
+            return read
+        return prepare(read, query=query, k=k, max_raw_stored=limits.max_raw_stored)
     except FetchLedgerError as error:
         status = error.status if isinstance(error, RetrievalFailed) else "corrupt"
         return WorkFailure(status, error.message, error.hint)
@@ -127,6 +164,7 @@ def usable_cores() -> int:
 
 _FUNCTIONS: dict[str, Callable[..., Any]] = {"prepare_response": prepare_response,
                                              "prepare_stored": prepare_stored,
+                                             "prepare_rendered": prepare_rendered,
                                              "ping": os.getpid}
 
 

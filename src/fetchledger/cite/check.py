@@ -2,11 +2,11 @@
 
 Every finding has a line, a column, a severity, a rule name and a fix hint.
 Errors: ``unknown-id``, ``quote-not-verbatim``, ``url-in-prose``,
-``missing-from-sources``. Warnings: ``marker-placement``, ``grouped-ids``,
-``too-many-ids``, ``figure-drift``, ``quote-drifted`` (verbatim only in an older version
-of the source: the page changed since it was quoted), ``coverage``,
-``sources-missing``, ``sources-stale``, ``sources-uncited``. ``check`` only reads the
-ledger.
+``missing-from-sources``. Warnings: ``marker-in-quotation``, ``marker-placement``,
+``grouped-ids``, ``too-many-ids``, ``figure-drift``, ``quote-drifted`` (verbatim
+only in an older version of the source: it changed since it was quoted),
+``coverage``, ``sources-missing``, ``sources-stale``, ``sources-uncited``.
+``check`` only reads the ledger.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import BadInput
 from ..models import Quote
-from .citations import Citations, Sentence, read_citations
-from .evidence import SourceView, find_quotation, quotation_fragments
+from .citations import Citations, Quotation, Sentence, read_citations
+from .evidence import SourceView, find_quotation, holds_verbatim, quotation_fragments
 from .figures import figures_in
 from .markdown import Marker, Paragraph
 from .render import render_citations
@@ -35,6 +35,7 @@ RULES: dict[str, str] = {
     "quote-not-verbatim": ERROR,
     "url-in-prose": ERROR,
     "missing-from-sources": ERROR,
+    "marker-in-quotation": WARNING,
     "marker-placement": WARNING,
     "grouped-ids": WARNING,
     "too-many-ids": WARNING,
@@ -55,6 +56,8 @@ _NOUN_CONTEXT = frozenset(
     """in see from by to of and or cf cf. also per at with as source sources reference
     references ref refs e.g. i.e. vgl. siehe und oder""".split())
 _ENTRY = re.compile(r"^\[(\d+)\] |^\[\^(\d+)\]: ")
+# Markers that end a quotation ("…at 100 °C.[3]"): most likely a misplaced citation.
+_TRAILING_MARKERS = re.compile(r"\s*((?:\[\^?\d+\])+)\s*$")
 _RENDER_HINT = "run `fetchledger render DRAFT --in-place` to rewrite the Sources block"
 
 
@@ -254,13 +257,25 @@ class _Checker:
                         "split the sentence, or keep the sources that carry the claim")
                     break
         for quotation in sentence.quotations:
-            yield from self.quotation(quotation.text, quotation.start,
-                                      tuple(i for i in quotation.ids if self.known(i)))
-        if known:
+            yield from self.quotation(quotation)
+        if known and sentence.paragraph.blockquote is None:
             yield from self.figures(sentence, tuple(known))
 
-    def quotation(self, text: str, offset: int, ids: tuple[int, ...]) -> Iterator[Problem]:
-        if not ids or not quotation_fragments(text):
+    def quotation(self, quotation: Quotation) -> Iterator[Problem]:
+        text, offset = quotation.text, quotation.start
+        ids = tuple(i for i in quotation.ids if self.known(i))
+        if not quotation_fragments(text):
+            return
+        # The source's own "[3]" quoted with its words is fine; a trailing marker whose
+        # source holds the words without it was meant as a citation.
+        if _TRAILING_MARKERS.search(text) and any(
+                holds_verbatim(self.view, source_id, text) for source_id in ids):
+            return
+        misplaced = self.misplaced_marker(quotation)
+        if misplaced is not None:
+            yield misplaced
+            return
+        if not ids:
             return
         found = [q for source_id in ids if (q := find_quotation(self.view, source_id, text))]
         if found:
@@ -298,6 +313,26 @@ class _Checker:
             "the source changed since it was quoted: `fetchledger refresh` shows what "
             "drifted; quote the current text, or say which version you cite")
 
+    def misplaced_marker(self, quotation: Quotation) -> Problem | None:
+        """``marker-in-quotation`` when the quotation ends in markers and its words
+        without them are verbatim in the sources those markers name."""
+        match = _TRAILING_MARKERS.search(quotation.text)
+        words = quotation.text[: match.start()] if match else ""
+        if match is None or not quotation_fragments(words):
+            return None
+        numbers = [int(n) for n in re.findall(r"\d+", match.group(1))]
+        ids = tuple(dict.fromkeys(self.citations.ledger_id(n) for n in numbers))
+        if not ids or not all(self.known(i) for i in ids) or not any(
+                find_quotation(self.view, source_id, words) for source_id in ids):
+            return None
+        written = match.group(1)
+        where = "the blockquote" if quotation.blockquote else "the closing quotation mark"
+        return self.problem(
+            quotation.start, "marker-in-quotation",
+            f"{written} stands inside the quotation, so it is part of the quoted words, "
+            f"not a citation; the words without it are verbatim in {self.shown(ids[0])}",
+            ids, f"move {written} after {where}")
+
     def figures(self, sentence: Sentence, ids: tuple[int, ...]) -> Iterator[Problem]:
         paragraph = sentence.paragraph
         masked = list(paragraph.prose[sentence.start : sentence.end])
@@ -323,7 +358,8 @@ class _Checker:
     def coverage(self) -> Iterator[Problem]:
         for sentences in self.by_paragraph.values():
             paragraph = sentences[0].paragraph
-            if paragraph.kind not in ("text", "item") or not paragraph.markers:
+            if paragraph.kind not in ("text", "item") or not paragraph.markers \
+                    or paragraph.blockquote is not None:
                 continue
             for sentence in sentences:
                 if sentence.markers or sentence.words() < MIN_COVERAGE_WORDS \

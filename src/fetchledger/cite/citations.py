@@ -1,14 +1,16 @@
 """A draft read for its citations: sentences, the ids each cites, and its quotations.
 
 Shared by ``render`` and ``check``: both read the draft the same way, so a
-marker ``render`` lists is exactly a marker ``check`` verifies.
+marker ``render`` lists is exactly a marker ``check`` verifies. A ``>``
+blockquote paragraph is a quotation of its own, attributed to the citation
+that follows the blockquote (DESIGN §7).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .markdown import Draft, Marker, Paragraph, scan
+from .markdown import Draft, Marker, Paragraph, blockquote_citation, scan
 from .sentences import quote_spans, split_sentences
 
 __all__ = ["Citations", "Quotation", "Sentence", "read_citations"]
@@ -19,8 +21,9 @@ class Quotation:
     """A quoted string of a sentence and the ledger ids it is attributed to."""
 
     text: str  # the words between the quotation marks
-    start: int  # draft offset of the opening quotation mark
+    start: int  # draft offset of the opening quotation mark (a blockquote: its first word)
     ids: tuple[int, ...]
+    blockquote: bool = False
 
 
 @dataclass
@@ -77,9 +80,28 @@ class Citations:
 def read_citations(text: str) -> Citations:
     draft = scan(text)
     citations = Citations(draft, [])
-    for paragraph in draft.paragraphs:
-        citations.sentences.extend(_sentences(citations, paragraph))
+    for index, paragraph in enumerate(draft.paragraphs):
+        sentences = _sentences(citations, paragraph)
+        if paragraph.blockquote is not None and sentences:
+            quotation = _blockquote_quotation(citations, index)
+            if quotation is not None:
+                sentences[0].quotations.insert(0, quotation)
+        citations.sentences.extend(sentences)
     return citations
+
+
+def _blockquote_quotation(citations: Citations, index: int) -> Quotation | None:
+    """A blockquote paragraph as one quotation: its words without the attribution."""
+    paragraph = citations.draft.paragraphs[index]
+    prose = paragraph.prose
+    end = paragraph.attribution[0] if paragraph.attribution else len(prose)
+    words = prose[:end].rstrip(" \t\u2014\u2013\u2015-")
+    start = len(words) - len(words.lstrip())
+    if not words.strip():
+        return None
+    cited = blockquote_citation(citations.draft.paragraphs, index)
+    ids = tuple(dict.fromkeys(citations.ledger_id(n) for _, _, m in cited for n in m.ids))
+    return Quotation(words.strip(), paragraph.origin[start], ids, blockquote=True)
 
 
 def _sentences(citations: Citations, paragraph: Paragraph) -> list[Sentence]:

@@ -27,6 +27,7 @@ __all__ = [
     "SourceView",
     "Support",
     "find_quotation",
+    "holds_verbatim",
     "quotation_fragments",
     "supports",
 ]
@@ -132,6 +133,13 @@ def find_quotation(view: SourceView, source_id: int, quotation: str) -> Quote | 
                 start, end = first
             return Quote(source_id, version, start, end, page, label, text[start:end])
     return None
+
+
+def holds_verbatim(view: SourceView, source_id: int, quotation: str) -> bool:
+    """Is the whole quotation (emphasis removed), brackets and all, verbatim in some
+    version of the source? No elision or insertion is forgiven here."""
+    words = " ".join(strip_emphasis(quotation).split())
+    return any(_find_fragment(text, words) for text in view.texts(source_id).values())
 
 
 def _find_fragment(text: str, fragment: str) -> tuple[int, int] | None:

@@ -5,7 +5,10 @@ no footnote of the author's defines that label), the URLs typed in the draft,
 the generated Sources block, and the paragraphs of prose with code spans and
 link syntax taken out. Code blocks, code spans, HTML comments, markdown link
 syntax, reference definitions and footnote definitions are not prose: markers
-there are not citations. Every character of a paragraph's prose keeps the
+there are not citations. Nor is a ``[n]`` inside a quotation (``"…"``, ``“…”``,
+a ``>`` blockquote): it is part of the quoted words, the source's own; only a
+blockquote's attribution (a last line of markers, ``— [3]``, or the markers that
+open the paragraph right after it) cites. Every character of a paragraph's prose keeps the
 offset of the draft character it came from, for line and column numbers.
 """
 
@@ -14,6 +17,8 @@ from __future__ import annotations
 import bisect
 import re
 from dataclasses import dataclass, field
+
+from .sentences import quote_spans
 
 __all__ = [
     "BLOCK_END",
@@ -24,6 +29,7 @@ __all__ = [
     "Marker",
     "Paragraph",
     "SourcesBlock",
+    "blockquote_citation",
     "scan",
 ]
 
@@ -89,6 +95,10 @@ class Paragraph:
     origin: list[int]
     markers: list[tuple[int, int, Marker]] = field(default_factory=list)  # prose spans
     notes: list[int] = field(default_factory=list)  # prose offsets of the author's footnotes
+    # Bracket numbers inside quotations: the quoted words, not citations.
+    quoted_markers: list[tuple[int, int, Marker]] = field(default_factory=list)
+    blockquote: int | None = None  # the blockquote it is part of (numbered in draft order)
+    attribution: tuple[int, int] | None = None  # prose span of a blockquote's citing markers
 
 
 @dataclass(frozen=True)
@@ -140,6 +150,7 @@ def _normalize_label(label: str) -> str:
 class _Pending:
     kind: str
     segments: list[tuple[int, int]]
+    blockquote: int | None = None
 
 
 class _BlockScanner:
@@ -168,6 +179,8 @@ class _BlockScanner:
         self.in_list = False
         self.in_table = False
         self.previous_blank = True
+        self.blockquote: int | None = None  # the blockquote the current line is in
+        self.blockquotes = 0
 
     def run(self) -> None:
         offset = 0
@@ -201,10 +214,20 @@ class _BlockScanner:
         prefix = _QUOTE_PREFIX.match(line)
         content_at = prefix.end() if prefix else 0
         content = line[content_at:]
+        lazy = prefix is None and self.current is not None and content.strip() \
+            and self.current.blockquote is not None
+        if prefix and self.blockquote is None:
+            self.blockquotes += 1
+            self.blockquote = self.blockquotes
+            self.current = None  # a blockquote interrupts a paragraph
+        elif not prefix and not lazy:
+            self.blockquote = None
         if not content.strip():
             self.current = None
             self.previous_blank = True
             self.in_table = False
+            if not prefix:
+                self.blockquote = None
             return
         self.opened_at = line_start
         self._content(index, content, line_start + content_at, line_start + len(line))
@@ -271,7 +294,8 @@ class _BlockScanner:
         if heading:
             body = re.sub(r"\s+#+\s*$", "", content[heading.end():])
             begin = start + heading.end()
-            self.paragraphs.append(_Pending("heading", [(begin, begin + len(body))]))
+            self.paragraphs.append(_Pending("heading", [(begin, begin + len(body))],
+                                            self.blockquote))
             self.current = None
             return
         if _SETEXT.match(content) and self.current is not None and self.current.kind == "text":
@@ -291,12 +315,12 @@ class _BlockScanner:
         item = _LIST_ITEM.match(content)
         if item:
             self.in_list = True
-            self.current = _Pending("item", [(start + item.end(), line_end)])
+            self.current = _Pending("item", [(start + item.end(), line_end)], self.blockquote)
             self.paragraphs.append(self.current)
             return
         segment = (start + indent, line_end)
         if self.current is None:
-            self.current = _Pending("text", [segment])
+            self.current = _Pending("text", [segment], self.blockquote)
             self.paragraphs.append(self.current)
         else:
             self.current.segments.append(segment)
@@ -317,7 +341,8 @@ class _BlockScanner:
             body = cell.strip()
             if body:
                 begin = start + cell_start + lead
-                self.paragraphs.append(_Pending("table", [(begin, begin + len(body))]))
+                self.paragraphs.append(_Pending("table", [(begin, begin + len(body))],
+                                                self.blockquote))
             cell_start = match.end()
 
 
@@ -350,7 +375,8 @@ class _InlineScanner:
         self.links = links
         self._scan(0, len(self.raw), markers=True)
         prose = "".join(self.out).replace("\n", " ")
-        return Paragraph(pending.kind, prose, self.out_origin, self.markers, self.notes)
+        return Paragraph(pending.kind, prose, self.out_origin, self.markers, self.notes,
+                         blockquote=pending.blockquote)
 
     def _emit(self, chars: str, at: int) -> None:
         self.out.append(chars)
@@ -567,8 +593,92 @@ def scan(text: str) -> Draft:
     paragraphs = [inline.paragraph(p, links) for p in blocks.paragraphs]
     for footnote in blocks.footnotes:  # only their URLs matter
         inline.paragraph(footnote, links)
+    _set_quoted_markers(text, paragraphs)
     markers = sorted((m for p in paragraphs for _, _, m in p.markers), key=lambda m: m.start)
     links.sort(key=lambda link: link.start)
     line_starts = [0] + [i + 1 for i, char in enumerate(text) if char == "\n"]
     return Draft(text, paragraphs, markers, links, blocks.blocks, blocks.renumbered,
                  line_starts, blocks.footnote_labels, blocks.unclosed)
+
+
+# --- markers inside quotations ----------------------------------------------------------
+
+_ATTRIBUTION_LEAD = re.compile(r"^[\s\u2014\u2013\u2015\-]*$")  # spaces and dashes only
+
+
+def _set_quoted_markers(text: str, paragraphs: list[Paragraph]) -> None:
+    """Move the markers that stand inside a quotation to ``quoted_markers``: in a
+    blockquote all but its attribution, elsewhere those between quotation marks."""
+    for index, paragraph in enumerate(paragraphs):
+        if paragraph.blockquote is None:
+            spans = quote_spans(paragraph.prose)
+            inside = [m for m in paragraph.markers
+                      if any(a < m[0] and m[1] <= b for a, b in spans)]
+        else:
+            cites = _attribution_markers(text, paragraph)
+            if cites is None and _last_of_blockquote(paragraphs, index):
+                cites = _opening_markers(paragraphs, index + 1)
+            inside = [m for m in paragraph.markers if cites is None or m not in cites]
+            if cites and cites[0] in paragraph.markers:
+                paragraph.attribution = (cites[0][0], cites[-1][1])
+        if inside:
+            paragraph.quoted_markers = inside
+            paragraph.markers = [m for m in paragraph.markers if m not in inside]
+
+
+def _attribution_markers(text: str, paragraph: Paragraph,
+                         ) -> list[tuple[int, int, Marker]] | None:
+    """The markers of a blockquote's last line when that line is only markers, with
+    an optional dash before them (``> — [3]``)."""
+    if not paragraph.markers:
+        return None
+    last = paragraph.markers[-1]
+    run = [last]
+    for marker in reversed(paragraph.markers[:-1]):
+        if paragraph.prose[marker[1] : run[0][0]].strip():
+            break
+        run.insert(0, marker)
+    if paragraph.prose[last[1] :].strip():
+        return None
+    line_start = text.rfind("\n", 0, run[0][2].start) + 1
+    before = _QUOTE_PREFIX.sub("", text[line_start : run[0][2].start])
+    return run if _ATTRIBUTION_LEAD.match(before) else None
+
+
+def _last_of_blockquote(paragraphs: list[Paragraph], index: int) -> bool:
+    following = paragraphs[index + 1] if index + 1 < len(paragraphs) else None
+    return following is None or following.blockquote != paragraphs[index].blockquote
+
+
+def _opening_markers(paragraphs: list[Paragraph], index: int,
+                     ) -> list[tuple[int, int, Marker]] | None:
+    """The markers that open the paragraph at ``index`` (after an optional dash): the
+    citation that follows a blockquote."""
+    if index >= len(paragraphs) or paragraphs[index].blockquote is not None:
+        return None
+    paragraph = paragraphs[index]
+    run: list[tuple[int, int, Marker]] = []
+    at = 0
+    for marker in paragraph.markers:
+        if not _ATTRIBUTION_LEAD.match(paragraph.prose[at : marker[0]]):
+            break
+        run.append(marker)
+        at = marker[1]
+    return run or None
+
+
+def blockquote_citation(paragraphs: list[Paragraph], index: int,
+                        ) -> list[tuple[int, int, Marker]]:
+    """The markers that cite the blockquote the paragraph at ``index`` belongs to:
+    its attribution, or the markers opening the paragraph right after it."""
+    group = paragraphs[index].blockquote
+    if group is None:
+        return []
+    last = index
+    while last + 1 < len(paragraphs) and paragraphs[last + 1].blockquote == group:
+        last += 1
+    paragraph = paragraphs[last]
+    if paragraph.attribution is not None:
+        a, b = paragraph.attribution
+        return [m for m in paragraph.markers if a <= m[0] and m[1] <= b]
+    return _opening_markers(paragraphs, last + 1) or []

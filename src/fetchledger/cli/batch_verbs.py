@@ -36,10 +36,14 @@ from ._base import cli, global_options, k_option, open_ledger, query_option, set
               help="Fetch inputs that already have a source again (a changed page becomes "
                    "a new version of the same id).")
 @click.option("--no-robots", is_flag=True, help="Ignore robots.txt (honoured by default).")
+@click.option("--render", type=click.Choice(["auto", "always", "never"]), default="auto",
+              show_default=True,
+              help="Run pages' JavaScript in headless Chromium (2 browsers at once): auto = "
+                   "only pages that are empty shells without it.")
 @global_options()
 @click.pass_context
 def batch(ctx: click.Context, file: IO[bytes], query: str | None, k: int, concurrency: int,
-          per_host: int, refresh: bool, no_robots: bool) -> None:
+          per_host: int, refresh: bool, no_robots: bool, render: str) -> None:
     """Fetch many URLs concurrently and register each; a re-run resumes.
 
     \b
@@ -68,7 +72,7 @@ def batch(ctx: click.Context, file: IO[bytes], query: str | None, k: int, concur
     with _Output(as_json=settings(ctx).json, total=len(inputs)) as output:
         outcomes = ledger.batch(inputs, query=query, k=k, concurrency=concurrency,
                                 per_host=per_host, refresh=refresh, robots=not no_robots,
-                                on_outcome=output.emit)
+                                on_outcome=output.emit, render=render)
     seconds = time.monotonic() - started
     click.echo(f"fetchledger: batch: {batch_summary(outcomes, seconds)}", err=True)
     ctx.exit(exit_code_for(o for o in outcomes if isinstance(o, (Retrieval, Failure))))

@@ -20,7 +20,7 @@ def mcp_command(ctx: click.Context, roots: tuple[str, ...], commands: tuple[str,
     """Serve fetchledger's tools to an MCP client on stdin/stdout.
 
     \b
-    Tools: fetch(url, query?, k?), http_request(method, url, headers?, body?,
+    Tools: fetch(url, query?, k?, render?), http_request(method, url, headers?, body?,
     query?), read_file(path, query?, pages?, password?), search_quotes(query,
     k?, source?), get_source(id), render(text, style?), check(text), and
     run_command(argv, timeout?) with --allow-command.

@@ -15,19 +15,28 @@ from ._base import cli, emit_outcomes, global_options, k_option, open_ledger, qu
 @k_option(3)
 @click.option("--robots", is_flag=True,
               help="Honour robots.txt: a disallowed URL fails with robots_denied.")
+@click.option("--render", type=click.Choice(["auto", "always", "never"]), default="auto",
+              show_default=True,
+              help="Run the page's JavaScript in headless Chromium: auto = only pages that "
+                   "are empty shells without it.")
 @global_options()
 @click.pass_context
 def fetch(ctx: click.Context, urls: tuple[str, ...], query: str | None, k: int,
-          robots: bool) -> None:
+          robots: bool, render: str) -> None:
     """Fetch web pages or any http(s) URL and register each.
 
     HTML gives its main text and metadata; PDF, JSON, plain text, Markdown
     and CSV are read by content type. Redirects are followed (at most 10,
     each hop checked by the address policy); loopback and private addresses
     need --allow-private or --allow-host NAME.
+
+    A page built by JavaScript (little or no text without it) is rendered in
+    headless Chromium, every request it makes checked by the same address
+    policy; without Chromium the plain result stands, with a warning.
     """
     ledger = open_ledger(ctx)
-    emit_outcomes(ctx, ledger.fetch_many(urls, query=query, k=k, robots=robots))
+    emit_outcomes(ctx, ledger.fetch_many(urls, query=query, k=k, robots=robots,
+                                         render=render))
 
 
 @cli.command(context_settings={"ignore_unknown_options": True,

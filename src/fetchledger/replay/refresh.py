@@ -21,23 +21,25 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
+from ..adapters.browser import unavailable_reason
 from ..adapters.files import FileAdapter
-from ..adapters.protocol import FileInput
-from ..adapters.web import revalidate
-from ..document import Document
+from ..adapters.protocol import FileInput, WebInput
+from ..adapters.stored import BROWSER
+from ..adapters.web import WebAdapter
+from ..document import Document, StoredRaw
 from ..errors import BadInput, RetrievalFailed
 from ..identity import Identity
 from ..identity.secrets import REDACTED
 from ..models import Failure, Refreshed, Source
-from ..net.client import HTTPClient
 from ..store.prepare import Failed, prepare
 from .drift import ReplayLedger, settled
 
 __all__ = ["not_refreshable", "refresh"]
 
 
-def not_refreshable(source: Source) -> str | None:
-    """Why ``refresh`` does not retrieve this source again (None: it does)."""
+def not_refreshable(source: Source, extractor: str) -> str | None:
+    """Why ``refresh`` does not retrieve this source again (None: it does); ``extractor``
+    made its latest version."""
     if source.kind == "command":
         what = "piped text" if source.meta.get("piped") else "a command"
         return f"{what} is not run again by refresh (run it yourself for a new version)"
@@ -46,32 +48,34 @@ def not_refreshable(source: Source) -> str | None:
                 "secret headers were never stored)")
     if source.kind == "web" and REDACTED in source.locator:
         return "its URL carried secrets, which the ledger never stores"
+    if extractor == BROWSER and (reason := unavailable_reason()) is not None:
+        return f"it was rendered in a browser, and {reason}"
     return None
 
 
-def refresh(ledger: ReplayLedger, source_ids: Iterable[int], client: Callable[[], HTTPClient],
+def refresh(ledger: ReplayLedger, source_ids: Iterable[int], web: Callable[[], WebAdapter],
             on_outcome: Callable[[Refreshed], None] | None = None) -> list[Refreshed]:
-    """Retrieve each source again (``client()`` gives the HTTP client, made on first
+    """Retrieve each source again (``web()`` gives the ledger's web adapter, made on first
     need); one outcome per source, in order."""
     outcomes = []
     for source_id in source_ids:
-        outcomes.append(_one(ledger, source_id, client))
+        outcomes.append(_one(ledger, source_id, web))
         if on_outcome is not None:
             on_outcome(outcomes[-1])
     return outcomes
 
 
-def _one(ledger: ReplayLedger, source_id: int, client: Callable[[], HTTPClient]) -> Refreshed:
+def _one(ledger: ReplayLedger, source_id: int, web: Callable[[], WebAdapter]) -> Refreshed:
     source = ledger.source(source_id)
-    why = not_refreshable(source)
+    stored = ledger.stored(source_id)
+    why = not_refreshable(source, stored.extractor)
     if why is not None:
         return settled(ledger, source_id, changed=False, skipped="not_refreshable",
                        note=f"skipped: {why}")
-    stored = ledger.stored(source_id)
     identity = Identity(stored.kind, stored.locator, stored.display)
     kept = f"version {source.version}"
     try:
-        document = _retrieve_again(ledger, source, identity, stored.meta, client)
+        document = _retrieve_again(ledger, stored, identity, web)
         if document is None:
             ledger.record_unchanged(source_id, f"not modified (HTTP 304): {kept} kept")
             return settled(ledger, source_id, changed=False,
@@ -93,14 +97,14 @@ def _one(ledger: ReplayLedger, source_id: int, client: Callable[[], HTTPClient])
     return settled(ledger, source_id, changed=made.new_version, note=note)
 
 
-def _retrieve_again(ledger: ReplayLedger, source: Source, identity: Identity,
-                    meta: dict[str, object], client: Callable[[], HTTPClient]
-                    ) -> Document | None:
-    """The source's new document, None when the server says it is not modified."""
-    if source.kind == "file":
+def _retrieve_again(ledger: ReplayLedger, stored: StoredRaw, identity: Identity,
+                    web: Callable[[], WebAdapter]) -> Document | None:
+    """The source's new document, None when the server says it is not modified. A page
+    that was rendered is rendered again (else the shell's text would stand for it)."""
+    if stored.kind == "file":
         return FileAdapter(ledger.limits).load(FileInput(identity.locator), identity)
-    validators = [(header, str(meta[field])) for field, header in
+    validators = [(header, str(stored.meta[field])) for field, header in
                   (("etag", "If-None-Match"), ("last_modified", "If-Modified-Since"))
-                  if meta.get(field)]
-    return revalidate(client(), identity, source.locator, validators=validators,
-                      limits=ledger.limits, key=ledger.identity_key)
+                  if stored.meta.get(field)]
+    render = "always" if stored.extractor == BROWSER else "auto"
+    return web().revalidate(WebInput(identity.display, render=render), identity, validators)

@@ -82,7 +82,7 @@ def prepare(
                 f"page {first} is past the end: the document has {len(document.pages)} pages")
         candidates = [p for p in passages if p.page is not None and p.page >= first
                       and (last is None or p.page <= last)]
-    quotes = select_quotes(text, candidates, query, k)
+    quotes = select_quotes(text, candidates, query, k, title=document.title)
     raw = document.raw
     stored = raw[:max_raw_stored]
     version = PreparedVersion(

@@ -3,7 +3,9 @@
 The stored text of a source uses ``\\n`` only, holds one paragraph (or one
 output line) per line, and has no blank lines. Every line-break character
 ``str.splitlines()`` knows becomes ``\\n`` here, so a quote cut from one line
-can never contain a line break.
+can never contain a line break. The text is in NFC, without invisible format
+characters (zero-width space, joiners, word joiner, BOM, soft hyphen): a quote
+typed by a reader, who cannot see them, matches what is stored.
 """
 
 from __future__ import annotations
@@ -12,9 +14,11 @@ import codecs
 import re
 import unicodedata
 
+from .._version import __version__
 from ..errors import UnsupportedType
 
 __all__ = [
+    "INVISIBLE",
     "LINE_BREAKS",
     "clean_lines",
     "decode_bytes",
@@ -22,6 +26,8 @@ __all__ = [
     "looks_binary",
     "normalize_newlines",
     "one_line",
+    "text_extractor_version",
+    "visible_nfc",
 ]
 
 # Everything str.splitlines() breaks on, apart from "\n" itself.
@@ -29,6 +35,28 @@ LINE_BREAKS = "\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
 _TO_NEWLINE = {ord(ch): "\n" for ch in LINE_BREAKS}
 # C0/C1 controls other than tab and line breaks are noise in extracted text.
 _CONTROLS = re.compile(r"[\x00-\x08\x0e-\x1b\x7f-\x84\x86-\x9f\ufeff]")
+# Format characters nobody sees or types: soft hyphen, zero-width space, non-joiner and
+# joiner, word joiner and the invisible operators, zero-width no-break space (BOM).
+INVISIBLE = "\u00ad\u200b\u200c\u200d\u2060\u2061\u2062\u2063\u2064\ufeff"
+_DROP_INVISIBLE = dict.fromkeys(map(ord, INVISIBLE))
+_ANY_INVISIBLE = re.compile(f"[{INVISIBLE}]")
+
+
+def visible_nfc(text: str) -> str:
+    """``text`` without invisible format characters, in NFC (stored text and anything
+    compared with it: quotes, draft quotations)."""
+    if _ANY_INVISIBLE.search(text):
+        text = text.translate(_DROP_INVISIBLE)
+    return text if unicodedata.is_normalized("NFC", text) else unicodedata.normalize("NFC", text)
+
+
+# Bumped whenever the stored text of the same bytes changes (text, Markdown, CSV).
+TEXT_REVISION = 2
+
+
+def text_extractor_version() -> str:
+    """The extractor version recorded for text kinds: ``0.1.0+text.2``."""
+    return f"{__version__}+text.{TEXT_REVISION}"
 
 
 def normalize_newlines(text: str) -> str:
@@ -38,7 +66,7 @@ def normalize_newlines(text: str) -> str:
 
 def one_line(text: str) -> str:
     """Collapse any text (a title, a label) to one line of single-spaced words."""
-    text = _CONTROLS.sub("", normalize_newlines(text))
+    text = _CONTROLS.sub("", normalize_newlines(visible_nfc(text)))
     return " ".join(text.split())
 
 
@@ -48,7 +76,7 @@ def clean_lines(text: str) -> str:
     Runs of spaces and tabs inside a line are kept as they are (they are part
     of the verbatim text), only leading and trailing whitespace goes.
     """
-    text = _CONTROLS.sub("", normalize_newlines(text))
+    text = _CONTROLS.sub("", normalize_newlines(visible_nfc(text)))
     lines = (line.strip() for line in text.split("\n"))
     return "\n".join(line for line in lines if line)
 

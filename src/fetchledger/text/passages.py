@@ -22,13 +22,17 @@ from ..document import Page
 from .normalize import fold_for_match
 
 __all__ = [
+    "BODY",
+    "FURNITURE",
     "MAX_PASSAGE",
     "MAX_QUOTE",
+    "TITLE",
     "Passage",
     "QuoteSpan",
     "cut_quote",
     "display_line",
     "is_abbreviation",
+    "passage_roles",
     "query_terms",
     "rank",
     "rank_candidates",
@@ -83,16 +87,28 @@ _CJK_BOUNDARY = re.compile(r"[。！？]+[」』”’）]*")
 _WORD = re.compile(r"\S+")
 
 
+# Abbreviations that stand before a number; elsewhere the same word ends a sentence.
+_BEFORE_NUMBERS = frozenset("fig figs no nos vol vols pp p art sec ch chap eq eqs ref refs op"
+                            .split())
+_ROMAN = re.compile(r"[ivxlcIVXLC]+\b")
+_LETTERS_WITH_DOTS = re.compile(r"(?:[^\W\d_]\.)+[^\W\d_]")  # L.E.A.N, H.W, U.S.A
+_OPENERS = "\"'“‘«(["
+
+
 def is_abbreviation(line: str, dot: int) -> bool:
     """True when the '.' at ``dot`` ends an abbreviation (Ph.D., e.g., U.S.) or an
     initial (J. Smith), not a sentence. Shared by stored text and drafts."""
     begin = dot
     while begin > 0 and not line[begin - 1].isspace():
         begin -= 1
-    word = line[begin:dot].lstrip("\"'“‘«([*_").lower()
+    written = line[begin:dot].lstrip("\"'“‘«([*_")
+    word = written.lower()
+    if word in _BEFORE_NUMBERS:  # "Fig. 3", "p. 72", "No. 5" — but "piece of art. The"
+        after = line[dot + 1 :].lstrip()
+        return bool(after) and (after[0].isdigit() or bool(_ROMAN.match(after)))
     if len(word) == 1 and word.isalpha():
-        return True  # an initial: "J. Smith"
-    return word in _ABBREVIATIONS
+        return written.isupper()  # an initial ("J. Smith"), not "a scalar c. Also"
+    return word in _ABBREVIATIONS or bool(_LETTERS_WITH_DOTS.fullmatch(word))
 
 
 def split_sentences(line: str) -> list[tuple[int, int]]:
@@ -101,6 +117,10 @@ def split_sentences(line: str) -> list[tuple[int, int]]:
     for match in _BOUNDARY.finditer(line):
         if match.group(1) == "." and is_abbreviation(line, match.start()):
             continue
+        if match.start() and line[match.start() - 1] in "[(":
+            continue  # an elision, "[…]" or "(...)", not the end of a sentence
+        if _goes_on_in_lower_case(line, match.end()):
+            continue  # "…she said?" he asked. / "He’s… not": one sentence
         cuts.append(match.end())
     cuts.extend(m.end() for m in _CJK_BOUNDARY.finditer(line))
     spans: list[tuple[int, int]] = []
@@ -111,6 +131,12 @@ def split_sentences(line: str) -> list[tuple[int, int]]:
             spans.append((start, end))
         begin = cut
     return spans
+
+
+def _goes_on_in_lower_case(line: str, at: int) -> bool:
+    while at < len(line) and (line[at].isspace() or line[at] in _OPENERS):
+        at += 1
+    return at < len(line) and line[at].islower()
 
 
 def _trim(text: str, start: int, end: int) -> tuple[int, int]:
@@ -133,18 +159,27 @@ def _chunks(text: str, start: int, end: int, size: int) -> Iterable[tuple[int, i
         yield start, end
 
 
+# The bullet of a list item: a mark of the layout, not a word of the item.
+_BULLET = re.compile(r"[-*•◦▪‣–]\s+(?=\S)")
+_BULLET_BEFORE = re.compile(r"[-*•◦▪‣–]\s+")  # the bullet, seen from the word after it
+
+
 def split_passages(text: str, pages: Sequence[Page] = ()) -> list[Passage]:
-    """Every passage of ``text``: sentences of each line, chunked when over-long."""
+    """Every passage of ``text``: sentences of each line, chunked when over-long; a
+    list item's bullet (``- ``, ``• ``) is not part of its first passage."""
     page_starts = [p.start for p in pages]
     passages: list[Passage] = []
     offset = 0
     for line in text.split("\n"):
+        bullet = _BULLET.match(line)
+        skip = offset + bullet.end() if bullet else offset
         for begin, end in _line_pieces(offset, len(line), pages, page_starts):
             page = _page_at(pages, page_starts, begin)
             number, label = (page.number, page.label) if page else (None, None)
             segment = text[begin:end]
             for s_start, s_end in split_sentences(segment):
-                for c_start, c_end in _chunks(text, begin + s_start, begin + s_end, MAX_PASSAGE):
+                start = max(begin + s_start, skip)
+                for c_start, c_end in _chunks(text, start, begin + s_end, MAX_PASSAGE):
                     passages.append(Passage(c_start, c_end, number, label))
         offset += len(line) + 1
     return passages
@@ -214,16 +249,19 @@ def query_terms(query: str) -> list[str]:
 
 
 def rank(
-    text: str, passages: Sequence[Passage], query: str, *, k1: float = 1.2, b: float = 0.75
+    text: str, passages: Sequence[Passage], query: str, *, k1: float = 1.2, b: float = 0.75,
+    title: str | None = None,
 ) -> list[tuple[float, int]]:
     """BM25 score of every passage that matches the query, best first: ``(score, index)``.
 
     Adjacent query terms found next to each other in a passage add a small
     phrase bonus, so "boiling point" prefers passages with the phrase; headings
     and labels (not sentences) count half, so a statement beats its title.
-    Term statistics come from ``passages`` themselves (one document).
+    Term statistics come from ``passages`` themselves (one document). Body
+    passages come before those of the page's furniture (:func:`passage_roles`),
+    and the page ``title`` itself is left out when any body passage matches.
     """
-    return _bm25([(text, p) for p in passages], query_terms(query), None, k1, b)
+    return _bm25([(text, p) for p in passages], query_terms(query), None, k1, b, title)
 
 
 def rank_candidates(
@@ -243,6 +281,7 @@ def rank_candidates(
 def _bm25(
     items: Sequence[tuple[str, Passage]], terms: Sequence[str],
     collection: tuple[int, Mapping[str, int]] | None, k1: float, b: float,
+    title: str | None = None,
 ) -> list[tuple[float, int]]:
     if not terms or not items:
         return []
@@ -259,6 +298,7 @@ def _bm25(
     idf = {t: math.log(1 + (n_docs - df[t] + 0.5) / (df[t] + 0.5)) for t in terms}
     pairs = set(itertools.pairwise(terms))
     scored: list[tuple[float, int]] = []
+    coverage: dict[int, int] = {}  # distinct query terms in each scored passage
     for index, doc in enumerate(docs):
         counts = Counter(t for t in doc if t in term_set)
         if not counts:
@@ -272,8 +312,92 @@ def _bm25(
         if not _is_substantial(text, passage):
             score *= 0.5  # a heading or label names a topic; a sentence states something
         scored.append((score, index))
-    scored.sort(key=lambda item: (-item[0], item[1]))
+        coverage[index] = len(counts)
+    return _body_first(items, scored, coverage, title)
+
+
+def _body_first(items: Sequence[tuple[str, Passage]], scored: list[tuple[float, int]],
+                coverage: dict[int, int], title: str | None) -> list[tuple[float, int]]:
+    """``scored`` sorted: body passages first, then the page's furniture (see
+    :func:`passage_roles`), each by score; the title is dropped while a body passage
+    matches. A furniture passage holding more of the query's terms than any body
+    passage stays among the body: a query that *is* a reference entry finds it."""
+    roles = _Roles(title)
+    role_of = {index: roles.of(*items[index]) for _, index in scored}
+    best_body = max((coverage[i] for _, i in scored if role_of[i] == BODY), default=0)
+    if best_body:
+        scored = [item for item in scored if role_of[item[1]] != TITLE]
+
+    def behind(index: int) -> bool:
+        return role_of[index] != BODY and coverage[index] <= best_body
+
+    scored.sort(key=lambda item: (behind(item[1]), -item[0], item[1]))
     return scored
+
+
+# --- what a passage is: body, or the page's furniture ------------------------------------
+
+BODY, TITLE, FURNITURE = "body", "title", "furniture"
+_URL_LINE = re.compile(r"^\W{0,3}(?:[a-z][a-z0-9+.-]*://|www\.)\S+\W{0,3}$", re.IGNORECASE)
+_NAV_SEPARATOR = re.compile(r"\s+[|·•»›/]\s+")
+_BIBLIOGRAPHY = re.compile(
+    r"""\bRetrieved\s+(?:on\s+)?(?:\d|[A-Z][a-z]+\s+\d)|\bArchived\s+from\s+the\s+original
+    |\b(?:doi|DOI):\s*10\.|\bISBN(?:-1[03])?:?\s*[\dX-]{9}|\bISSN\s+\d{4}-|\barXiv:\d{4}\.
+    |\b[Aa]ccessed\s+(?:on\s+)?\d""", re.VERBOSE)
+_CITED_WORK = re.compile(  # Surname, A. B. (1998). ... / "Title". Publisher.
+    r"""^(?:[A-Z][\w'’-]+,\s(?:[A-Z][\w'’-]*\.?\s?){1,3}.{0,120}\(\d{4}[a-z]?\)
+    |["“][^"”]{3,200}[.,]?["”][.,]\s+\S)""", re.VERBOSE)
+_TITLE_SPLIT = re.compile(r"\s+[-|–—:·]\s+")
+_LOOSE = re.compile(r"[\W_]+")
+
+
+def passage_roles(text: str, passages: Sequence[Passage], title: str | None = None,
+                  ) -> list[str]:
+    """For each passage: ``title`` (it is the page's title, or a part of it between
+    separators), ``furniture`` (on a navigation, bare-URL or bibliography line) or
+    ``body``. Headings and labels are body that ranks at half weight (:func:`rank`):
+    on WiCE a short line is often the evidence itself."""
+    roles = _Roles(title)
+    return [roles.of(text, passage) for passage in passages]
+
+
+class _Roles:
+    """Roles of passages (:func:`passage_roles`), each line judged once."""
+
+    def __init__(self, title: str | None) -> None:
+        self.titles = _title_forms(title)
+        self.lines: dict[tuple[int, int], str] = {}
+
+    def of(self, text: str, passage: Passage) -> str:
+        line_start = text.rfind("\n", 0, passage.start) + 1
+        key = (id(text), line_start)
+        role = self.lines.get(key)
+        if role is None:
+            line_end = text.find("\n", passage.start)
+            role = self.lines[key] = _line_role(
+                text[line_start : line_end if line_end != -1 else len(text)])
+        if self.titles and _LOOSE.sub(" ", text[passage.start : passage.end]).strip() \
+                .casefold() in self.titles:
+            role = TITLE
+        return role
+
+
+def _title_forms(title: str | None) -> frozenset[str]:
+    if not title:
+        return frozenset()
+    parts = [title, *_TITLE_SPLIT.split(title)]
+    return frozenset(f for f in (_LOOSE.sub(" ", p).strip().casefold() for p in parts) if f)
+
+
+def _line_role(line: str) -> str:
+    if _URL_LINE.match(line.strip()) or _BIBLIOGRAPHY.search(line) or _CITED_WORK.match(
+            line.lstrip("-•*0123456789.) ")):
+        return FURNITURE
+    parts = _NAV_SEPARATOR.split(line)
+    if len(parts) >= 3 and all(len(p.split()) <= 3 and not any(c.isdigit() for c in p)
+                               for p in parts) and not line.rstrip().endswith((".", "!", "?")):
+        return FURNITURE
+    return BODY
 
 
 # --- quotes -----------------------------------------------------------------
@@ -288,18 +412,32 @@ def _starts_sentence(text: str, pos: int) -> bool:
         i -= 1
     if i == 0 or text[i - 1] == "\n":
         return True
-    while i > 0 and text[i - 1] in _CLOSERS:
-        i -= 1
-    return i > 0 and text[i - 1] in _TERMINATORS
+    line_start = text.rfind("\n", 0, i) + 1
+    if _BULLET_BEFORE.fullmatch(text, line_start, pos):
+        return True  # the first words of a list item
+    return _after_terminator(text, i)
 
 
 def _ends_sentence(text: str, pos: int) -> bool:
     if pos >= len(text) or text[pos] == "\n":
         return True
-    i = pos
-    while i > 0 and text[i - 1] in _CLOSERS:
-        i -= 1
-    return i > 0 and text[i - 1] in _TERMINATORS
+    return _after_terminator(text, pos)
+
+
+_TRAILING_MARKS = re.compile(r"(?:\[\d{1,4}(?:\s*[,–-]\s*\d{1,4})*\]|[¹²³⁰⁴-⁹]+)+$")
+
+
+def _after_terminator(text: str, i: int) -> bool:
+    """Does ``text[:i]`` end with a terminator, then closers and footnote marks?"""
+    while True:
+        marks = _TRAILING_MARKS.search(text, max(0, i - 40), i)
+        if marks is not None and marks.start() < i:
+            i = marks.start()
+            continue
+        if i > 0 and text[i - 1] in _CLOSERS:
+            i -= 1
+            continue
+        return i > 0 and text[i - 1] in _TERMINATORS
 
 
 def cut_quote(
@@ -310,7 +448,14 @@ def cut_quote(
     start, end = passage.start, passage.end
     if end - start > max_chars:
         start, end = _best_window(text, start, end, set(terms), max_chars)
-    return QuoteSpan(start, end, passage.page, passage.label, display_line(text, start, end))
+    line = display_line(text, start, end)
+    # A cut inside the passage is marked even where it meets a terminator that did not
+    # end the sentence ("e.g. the"): every quote is a whole passage or a marked cut.
+    if start > passage.start and not line.startswith(ELLIPSIS):
+        line = ELLIPSIS + line
+    if end < passage.end and not line.endswith(ELLIPSIS):
+        line += ELLIPSIS
+    return QuoteSpan(start, end, passage.page, passage.label, line)
 
 
 def display_line(text: str, start: int, end: int) -> str:
@@ -366,20 +511,24 @@ def select_quotes(
     *,
     max_chars: int = MAX_QUOTE,
     lead_if_no_match: bool = True,
+    title: str | None = None,
 ) -> list[QuoteSpan]:
     """The ``k`` quotes a retrieval hands out: best ranked for a query, else the
     leading passages of substance (sentences, not headings; others if none).
 
     With a query that matches nothing, the leading passages are handed out
-    unless ``lead_if_no_match`` is false (then nothing is)."""
+    unless ``lead_if_no_match`` is false (then nothing is). The page ``title`` is
+    never handed out while body passages match (:func:`rank`)."""
     if k <= 0 or not passages:
         return []
     terms = query_terms(query) if query else []
-    order = [index for _, index in rank(text, passages, query)] if query else []
+    order = [index for _, index in rank(text, passages, query, title=title)] if query else []
     if not order and query and not lead_if_no_match:
         return []
     if not order:
-        substantial = [i for i, p in enumerate(passages) if _is_substantial(text, p)]
+        roles = passage_roles(text, passages, title)
+        substantial = [i for i, p in enumerate(passages)
+                       if roles[i] == BODY and _is_substantial(text, p)]
         taken = set(substantial)  # built once: per passage, it made this quadratic
         # then the rest, but not bare punctuation such as "{" or "],"
         order = substantial + [i for i, p in enumerate(passages) if i not in taken

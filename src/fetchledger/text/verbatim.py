@@ -1,8 +1,9 @@
 """Is a piece of text verbatim in a stored text? Where, and what is nearest if not?
 
 Matching forgives only what typing or markdown changes without changing the
-words: runs of whitespace, typographic quotes and dashes, and (for drafts)
-markdown emphasis marks. Words and digits must match exactly. A match never
+words: runs of whitespace, typographic quotes and dashes, invisible format
+characters and Unicode composition (both sides compare in NFC), and (for
+drafts) markdown emphasis marks. Words and digits must match exactly. A match never
 crosses a line of the stored text, because a quote never holds a newline.
 """
 
@@ -10,8 +11,10 @@ from __future__ import annotations
 
 import difflib
 import re
+import unicodedata
 from collections.abc import Sequence
 
+from .normalize import INVISIBLE, visible_nfc
 from .passages import Passage, rank
 
 __all__ = ["find_verbatim", "nearest_passage", "normalize_for_match", "strip_emphasis"]
@@ -35,27 +38,49 @@ def strip_emphasis(text: str) -> str:
 
 
 def normalize_for_match(text: str) -> tuple[str, list[int]]:
-    """Fold quotes, dashes and whitespace runs; return the folded text and, for each
-    of its characters, the offset of the original character it came from."""
+    """Fold quotes, dashes and whitespace runs, drop invisible format characters and
+    compose to NFC; return the folded text and, for each of its characters, the
+    offset of the original character it came from."""
     folded: list[str] = []
     origin: list[int] = []
     in_space = False
-    for index, char in enumerate(text.translate(_FOLD)):
+    text = text.translate(_FOLD)  # one for one: offsets stay
+    composed = unicodedata.is_normalized("NFC", text)
+    index, length = 0, len(text)
+    while index < length:
+        char = text[index]
+        if char in INVISIBLE:
+            index += 1
+            continue
+        if not composed:  # a base character and its combining marks, composed
+            after = index + 1
+            while after < length and unicodedata.combining(text[after]):
+                after += 1
+            if after > index + 1:
+                for piece in unicodedata.normalize("NFC", text[index:after]):
+                    folded.append(piece)
+                    origin.append(index)
+                in_space = False
+                index = after
+                continue
         if char == " ":
             if in_space:
+                index += 1
                 continue
             in_space = True
         else:
             in_space = False
         folded.append(char)
         origin.append(index)
+        index += 1
     return "".join(folded), origin
 
 
 def find_verbatim(text: str, needle: str) -> tuple[int, int] | None:
     """``(start, end)`` of ``needle`` in ``text`` on one line, exact first, then
-    forgiving only whitespace, quote and dash differences; None if absent."""
-    needle = needle.strip()
+    forgiving only whitespace, quote and dash differences, invisible characters and
+    composition (NFC); None if absent."""
+    needle = visible_nfc(needle).strip()
     if not needle or "\n" in needle:
         return None
     position = text.find(needle)
@@ -67,6 +92,8 @@ def find_verbatim(text: str, needle: str) -> tuple[int, int] | None:
     position = folded.find(target)
     while position != -1:
         start, end = origin[position], origin[position + len(target) - 1] + 1
+        while end < len(text) and (unicodedata.combining(text[end]) or text[end] in INVISIBLE):
+            end += 1  # the marks composed into the last character
         if "\n" not in text[start:end]:
             return start, end
         position = folded.find(target, position + 1)
