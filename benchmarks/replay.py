@@ -26,6 +26,7 @@ Skips cleanly (exit 0) when the corpus is absent.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import json
 import os
@@ -40,10 +41,10 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import ROOT, corpus_or_skip, table
-
 from fetchledger import Ledger
 from fetchledger.adapters.extract import decode_html, extract_html
+
+from _common import ROOT, corpus_or_skip, table
 
 
 class _Counting:
@@ -211,10 +212,8 @@ def bench_reextract(pages: list[Path], old_ref: str, folder: Path) -> None:
     rows = []
     started = time.perf_counter()
     for body in bodies:
-        try:
+        with contextlib.suppress(Exception):  # a page that fails, fails in both
             extract_html(decode_html(body, None))
-        except Exception:  # noqa: BLE001 (a page that fails fails in both)
-            pass
     alone = time.perf_counter() - started
     rows.append(["extraction alone (decode + extract_html, no ledger)", len(bodies),
                  f"{alone:.1f}", f"{len(bodies) / alone:.1f}", "—", "—", "—"])
