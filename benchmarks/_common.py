@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import statistics
 import sys
-from collections.abc import Sequence
+import uuid
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 # ``shared/`` stands beside the project's checkout (for a worktree, further up).
@@ -48,3 +52,28 @@ def median_ms(seconds: Sequence[float]) -> float:
 def percentile_ms(seconds: Sequence[float], q: float) -> float:
     ordered = sorted(seconds)
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1000
+
+
+PG_DEFAULT = "postgresql://postgres@127.0.0.1:5432"
+
+
+def add_pg_option(parser: Any) -> None:
+    parser.add_argument("--pg", default=os.environ.get("FETCHLEDGER_TEST_PG", PG_DEFAULT),
+                        metavar="URL", help="PostgreSQL server for the side-by-side runs "
+                        "(default: $FETCHLEDGER_TEST_PG, else %(default)s); '' skips them")
+
+
+@contextmanager
+def pg_ledger(server: str) -> Iterator[str]:
+    """A new, empty PostgreSQL database on ``server`` (a ledger URL), dropped after."""
+    import psycopg
+
+    name = f"flbench_{uuid.uuid4().hex[:10]}"
+    admin = server.rstrip("/") + "/postgres"
+    with psycopg.connect(admin, autocommit=True) as db:
+        db.execute(f"CREATE DATABASE {name}")
+    try:
+        yield f"{server.rstrip('/')}/{name}"
+    finally:
+        with psycopg.connect(admin, autocommit=True) as db:
+            db.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")

@@ -10,11 +10,15 @@ out. Beside the shared scorer (what ``quotes`` ranks with on every backend):
 the store's own index order of the same candidates (SQLite: FTS5's BM25),
 measured on the same ledger in the same run.
 
-    python benchmarks/search.py
+Both backends are measured in the same run (PostgreSQL on the server of
+``--pg``): the targets are the same hit@3 on both, within 0.01.
+
+    python benchmarks/search.py [--pg URL]
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 import tempfile
@@ -26,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from fetchledger import Document, Ledger
 from fetchledger.text.passages import cut_quote, query_terms, search_words
 
-from _common import corpus_or_skip, median_ms, table
+from _common import add_pg_option, corpus_or_skip, median_ms, pg_ledger, table
 from evidence import overlaps, spans_of
 
 
@@ -78,12 +82,18 @@ def evaluate(ledger: Ledger, claims: list[dict[str, Any]], k: int = 3) -> list[l
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    add_pg_option(parser)
+    args = parser.parse_args()
     path = corpus_or_skip("claims", "wice-dev.jsonl")
     every = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
     claims = [c for c in every if any(group for group in c["supporting_sentences"])]
     rows: list[list[object]] = []
     with tempfile.TemporaryDirectory() as folder, Ledger(Path(folder) / "l.db") as ledger:
         rows += [["SQLite", *row] for row in evaluate(ledger, claims)]
+    if args.pg:
+        with pg_ledger(args.pg) as url, Ledger(url) as ledger:
+            rows += [["PostgreSQL", *row] for row in evaluate(ledger, claims)]
     print(f"WiCE dev: {len(claims)} claims, {len(claims)} sources in one ledger; "
           "hit@3 = one of 3 ledger-wide quotes is from the claim's source and overlaps "
           "a supporting sentence\n")

@@ -1,13 +1,25 @@
-"""Shared fixtures: every test gets its own ledger file through $FETCHLEDGER_LEDGER."""
+"""Shared fixtures: every test gets its own ledger through $FETCHLEDGER_LEDGER.
+
+A module (or test) marked ``both_backends`` runs each test twice: on an SQLite
+file and on a PostgreSQL database of its own (created from
+``$FETCHLEDGER_TEST_PG`` and dropped after; ``sqlite_only`` tests in it run
+once). Without that variable the PostgreSQL runs are skipped; with it, an
+unreachable server fails them.
+"""
 
 from __future__ import annotations
 
 import functools
+import os
 import sqlite3
 import subprocess
+import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 from click.testing import CliRunner
@@ -16,22 +28,122 @@ from fetchledger import Ledger, Limits
 from fetchledger.adapters.pdf import PDF_ENGINES
 from fetchledger.cli import cli
 
+PG_ENV = "FETCHLEDGER_TEST_PG"
+PG_HOWTO = (f"to run them, name a server: "
+            f"{PG_ENV}=postgresql://postgres@127.0.0.1:5432 make test")
+LedgerLocation = Path | str  # an SQLite file or a PostgreSQL URL
+_PG_LEFT_OUT = pytest.StashKey[int]()
 
-@pytest.fixture(autouse=True)
-def _isolated_ledger(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    path = tmp_path / "ledger.db"
-    monkeypatch.setenv("FETCHLEDGER_LEDGER", str(path))
-    monkeypatch.delenv("FETCHLEDGER_ALLOW_PRIVATE", raising=False)
-    return path
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    definition = metafunc.definition
+    if (definition.get_closest_marker("both_backends")
+            and not definition.get_closest_marker("sqlite_only")):
+        # module scope: module-wide fixtures (a server and its ledger) run once per backend
+        metafunc.parametrize("backend", ["sqlite", "postgres"], indirect=True, scope="module")
+
+
+def _on_postgres(item: pytest.Item) -> bool:
+    callspec = getattr(item, "callspec", None)
+    return (item.get_closest_marker("postgres") is not None
+            or (callspec is not None and callspec.params.get("backend") == "postgres"))
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Without a PostgreSQL server to test on, its tests are left out (one line says so)."""
+    if os.environ.get(PG_ENV):
+        return
+    left_out = [item for item in items if _on_postgres(item)]
+    if left_out:
+        config.hook.pytest_deselected(items=left_out)
+        items[:] = [item for item in items if not _on_postgres(item)]
+        config.stash[_PG_LEFT_OUT] = len(left_out)
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    if config.stash.get(_PG_LEFT_OUT, 0):
+        terminalreporter.write_line(
+            f"{config.stash[_PG_LEFT_OUT]} PostgreSQL tests not run; {PG_HOWTO}")
+
+
+@pytest.fixture(scope="module")
+def backend(request: pytest.FixtureRequest) -> str:
+    """The ledger backend of this test: ``sqlite`` unless parametrized."""
+    return str(getattr(request, "param", "sqlite"))
+
+
+def pg_admin_url() -> str:
+    """The server of the PostgreSQL tests (their runs are left out without one)."""
+    return os.environ[PG_ENV]
+
+
+def pg_database_url(admin: str, name: str, *, schema: str | None = None) -> str:
+    """The URL of database ``name`` on the server of ``admin`` (its schema ``schema``:
+    a ledger lives in the first schema of the connection's search path)."""
+    parts = urlsplit(admin)
+    query = [parts.query] if parts.query else []
+    if schema:
+        query.append(f"options=-csearch_path%3D{schema}")
+    return urlunsplit((parts.scheme, parts.netloc, "/" + name, "&".join(query), ""))
+
+
+@pytest.fixture(scope="session")
+def pg_session_database() -> Iterator[str]:
+    """One database for the session's PostgreSQL tests (each takes a schema of it)."""
+    import psycopg
+
+    admin = pg_admin_url()
+    name = f"fltest_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(pg_database_url(admin, "postgres"), autocommit=True) as db:
+        db.execute(f"CREATE DATABASE {name}")
+    try:
+        yield pg_database_url(admin, name)
+    finally:
+        with psycopg.connect(pg_database_url(admin, "postgres"), autocommit=True) as db:
+            db.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+@contextmanager
+def pg_schema(database: str) -> Iterator[str]:
+    """A new, empty schema of ``database`` for one test (a ledger URL), dropped after."""
+    import psycopg
+
+    schema = f"t_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(database, autocommit=True) as db:
+        db.execute(f"CREATE SCHEMA {schema}")
+    try:
+        yield pg_database_url(database, urlsplit(database).path.lstrip("/"), schema=schema)
+    finally:
+        with psycopg.connect(database, autocommit=True) as db:
+            db.execute(f"DROP SCHEMA {schema} CASCADE")
 
 
 @pytest.fixture
-def ledger_path(_isolated_ledger: Path) -> Path:
+def pg_ledger_url(pg_session_database: str) -> Iterator[str]:
+    """The URL of a new, empty PostgreSQL ledger (its own schema), dropped after the test."""
+    with pg_schema(pg_session_database) as url:
+        yield url
+
+
+@pytest.fixture(autouse=True)
+def _isolated_ledger(backend: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                     request: pytest.FixtureRequest) -> LedgerLocation:
+    monkeypatch.delenv("FETCHLEDGER_ALLOW_PRIVATE", raising=False)
+    location: LedgerLocation = tmp_path / "ledger.db"
+    if backend == "postgres":
+        location = request.getfixturevalue("pg_ledger_url")
+    monkeypatch.setenv("FETCHLEDGER_LEDGER", str(location))
+    return location
+
+
+@pytest.fixture
+def ledger_path(_isolated_ledger: LedgerLocation) -> LedgerLocation:
+    """Where this test's ledger lives: an SQLite file, or a PostgreSQL URL."""
     return _isolated_ledger
 
 
 @pytest.fixture
-def ledger(ledger_path: Path) -> Iterator[Ledger]:
+def ledger(ledger_path: LedgerLocation) -> Iterator[Ledger]:
     with Ledger(ledger_path) as opened:
         yield opened
 
@@ -92,14 +204,40 @@ needs_mount_namespace = pytest.mark.skipif(
     not _can_mount(), reason="needs `unshare -m` and mount (root in a sandbox)")
 
 
-def rows(path: Path, sql: str, *params: object) -> list[tuple[object, ...]]:
-    """Rows straight from the SQLite file (tests assert what is stored, not only printed)."""
-    with sqlite3.connect(path) as db:
+def rows(location: LedgerLocation, sql: str, *params: object) -> list[tuple[object, ...]]:
+    """Rows straight from the ledger (tests assert what is stored, not only printed):
+    the SQLite file, or the PostgreSQL database (``?`` placeholders either way)."""
+    if isinstance(location, str):
+        import psycopg
+
+        with psycopg.connect(location, autocommit=True) as pg:
+            cursor = pg.execute(sql.replace("?", "%s"), params or None)
+            return list(cursor.fetchall()) if cursor.description else []
+    with sqlite3.connect(location) as db:
         return list(db.execute(sql, params).fetchall())
 
 
-def table_counts(path: Path) -> dict[str, int]:
-    if not path.exists():
+def ledger_exists(location: LedgerLocation) -> bool:
+    """True once the ledger has been created (a file, or a migrated database)."""
+    if isinstance(location, str):
+        return bool(rows(location, "SELECT to_regclass('migration') IS NOT NULL")[0][0])
+    return location.exists()
+
+
+def stored_bytes(location: LedgerLocation) -> bytes:
+    """Everything the ledger keeps, as stored: the SQLite file with its WAL and shared
+    memory, or every row of every table of the PostgreSQL schema in text form."""
+    if isinstance(location, Path):
+        return b"".join(p.read_bytes() for p in sorted(location.parent.iterdir())
+                        if p.name.startswith(location.name))
+    tables = [t for (t,) in rows(location, "SELECT table_name FROM information_schema.tables "
+                                           "WHERE table_schema = current_schema()")]
+    return b"\n".join(str(text).encode() for table in tables for (text,) in rows(
+        location, f"SELECT coalesce(string_agg(t::text, E'\\n'), '') FROM {table} t"))
+
+
+def table_counts(path: LedgerLocation) -> dict[str, int]:
+    if not ledger_exists(path):
         return {}
     tables = ("source", "version", "passage", "quote", "attempt", "alias")
     return {t: rows(path, f"SELECT count(*) FROM {t}")[0][0] for t in tables}  # type: ignore[misc]

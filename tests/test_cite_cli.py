@@ -14,6 +14,8 @@ from fetchledger.cite.markdown import BLOCK_END, BLOCK_START
 from cite_sources import seed
 from conftest import rows, table_counts
 
+pytestmark = pytest.mark.both_backends
+
 
 @pytest.fixture
 def seeded(ledger_path: Path) -> Path:

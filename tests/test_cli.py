@@ -16,6 +16,8 @@ from fetchledger.cli import cli
 
 from conftest import rows, table_counts
 
+pytestmark = pytest.mark.both_backends
+
 SNIPPET = re.compile(r'^\[(\d+)\] "(.*)"( \(p\. [^)]+\))?$')
 HEADER = re.compile(r"^\[(\d+)\] [^\"]")
 

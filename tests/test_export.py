@@ -19,6 +19,8 @@ from fetchledger.cite.export import export, read_pack
 from cite_sources import seed
 from conftest import table_counts
 
+pytestmark = pytest.mark.both_backends
+
 # The CSL 1.0.2 item types, and the parts of the CSL-JSON item schema fetchledger fills.
 CSL_TYPES = [
     "article", "article-journal", "article-magazine", "article-newspaper", "bill", "book",

@@ -11,6 +11,8 @@ from fetchledger import Document, Ledger, UnknownSource
 from cite_sources import REPORT_LINES, report_document, seed
 from conftest import table_counts
 
+pytestmark = pytest.mark.both_backends
+
 
 def test_texts_pages_and_recorded_quotes(ledger_path: Path) -> None:
     with Ledger(ledger_path) as ledger:

@@ -8,6 +8,7 @@ the loopback test server of tests/web. Tests assert what the client receives
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -24,10 +25,12 @@ from fetchledger.cite import STYLES
 from fetchledger.mcp import DATA_PREFACE
 
 from conftest import MCP_TOOL_CONTRACT as CONTRACT
-from conftest import rows
+from conftest import ledger_exists, pg_schema, rows
 from mcp_session import GUARD, McpSession, text_of
 from web.conftest import loopback_only  # noqa: F401  (autouse: no socket leaves loopback)
 from web.webserver import PDF_PAGES, LoopbackServer, Reply, make_pdf
+
+pytestmark = pytest.mark.both_backends
 
 ADAPTERS = Path(__file__).resolve().parent.parent / "adapters"
 SNIPPET = re.compile(r'^\[(\d+)\] "(.*)"( \(p\. [^)]+\))?$')
@@ -70,7 +73,8 @@ def site2() -> Iterator[LoopbackServer]:
 
 
 @pytest.fixture(scope="module")
-def places(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+def places(tmp_path_factory: pytest.TempPathFactory, backend: str,
+           request: pytest.FixtureRequest) -> Iterator[dict[str, Any]]:
     base = tmp_path_factory.mktemp("mcp")
     docs, other, outside = base / "docs", base / "other", base / "outside"
     for folder in (docs, other, outside, base / "cwd", base / "commands"):
@@ -88,8 +92,14 @@ def places(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     (docs / "escape-dir").symlink_to(outside)
     (base / "cwd" / "here.txt").write_text("A note in the working directory of the server.\n")
     (base / "cwd" / "echo").symlink_to("/bin/sh")  # `./echo` is not the allowed echo
-    return {"base": base, "docs": docs, "other": other, "outside": outside,
-            "cwd": base / "cwd", "commands": base / "commands"}
+    with contextlib.ExitStack() as stack:
+        names = ("private", "default", "commands", "fault", "raw")
+        ledgers: dict[str, Path | str] = {name: base / f"{name}.db" for name in names}
+        if backend == "postgres":  # the servers' ledgers, one schema each
+            database = request.getfixturevalue("pg_session_database")
+            ledgers = {name: stack.enter_context(pg_schema(database)) for name in names}
+        yield {"base": base, "docs": docs, "other": other, "outside": outside,
+               "cwd": base / "cwd", "commands": base / "commands", "ledgers": ledgers}
 
 
 def _start(args: list[str], cwd: Path, workdir: Path, **options: Any) -> Iterator[McpSession]:
@@ -104,35 +114,36 @@ def _start(args: list[str], cwd: Path, workdir: Path, **options: Any) -> Iterato
 
 
 @pytest.fixture(scope="module")
-def private(places: dict[str, Path]) -> Iterator[McpSession]:
+def private(places: dict[str, Any]) -> Iterator[McpSession]:
     """--allow-private, two roots; --ledger given before the verb."""
     base = places["base"]
-    yield from _start(["--ledger", str(base / "private.db"), "mcp", "--allow-private",
+    yield from _start(["--ledger", str(ledger_of(places, "private")), "mcp", "--allow-private",
                        "--root", str(places["docs"]), "--root", str(places["other"])],
                       cwd=base, workdir=base / "private-logs")
 
 
 @pytest.fixture(scope="module")
-def default(places: dict[str, Path]) -> Iterator[McpSession]:
+def default(places: dict[str, Any]) -> Iterator[McpSession]:
     """No options but --allow-host 127.0.0.2; root = its working directory; the
     protocol version negotiated the modern way."""
     base = places["base"]
-    yield from _start(["mcp", "--ledger", str(base / "default.db"), "--allow-host",
+    yield from _start(["mcp", "--ledger", str(ledger_of(places, "default")), "--allow-host",
                        "127.0.0.2"], cwd=places["cwd"], workdir=base / "default-logs",
                       mode="auto")
 
 
 @pytest.fixture(scope="module")
-def commands(places: dict[str, Path]) -> Iterator[McpSession]:
+def commands(places: dict[str, Any]) -> Iterator[McpSession]:
     """--allow-command echo; FETCHLEDGER_ALLOW_PRIVATE=1 in its environment."""
     base = places["base"]
-    yield from _start(["mcp", "--ledger", str(base / "commands.db"), "--allow-command", "echo"],
+    yield from _start(["mcp", "--ledger", str(ledger_of(places, "commands")),
+                       "--allow-command", "echo"],
                       cwd=places["cwd"], workdir=base / "commands-logs",
                       env={"FETCHLEDGER_ALLOW_PRIVATE": "1"})
 
 
-def ledger_of(places: dict[str, Path], name: str) -> Path:
-    return places["base"] / f"{name}.db"
+def ledger_of(places: dict[str, Any], name: str) -> Path | str:
+    return places["ledgers"][name]  # type: ignore[no-any-return]
 
 
 # --- the tool list ------------------------------------------------------------------------
@@ -190,7 +201,7 @@ def test_fetch_renders_a_javascript_page_and_refuses_a_bad_render(
 
 
 def test_fetch_registers_and_quotes(private: McpSession, site: LoopbackServer,
-                                    places: dict[str, Path], run_cli: Any) -> None:
+                                    places: dict[str, Any], run_cli: Any) -> None:
     url = site.url("/pages/article")
     result = private.call("fetch", url=url, query="waggle dance kilometre", k=2)
     lines = data_lines(result)
@@ -217,7 +228,7 @@ def test_fetch_registers_and_quotes(private: McpSession, site: LoopbackServer,
 
 
 def test_http_request_sends_and_registers(private: McpSession, site: LoopbackServer,
-                                          places: dict[str, Path]) -> None:
+                                          places: dict[str, Any]) -> None:
     result = private.call("http_request", method="POST", url=site.url("/echo"),
                           headers={"Authorization": "Bearer s3cret-token", "X-Test": "yes"},
                           body='{"colour": "teal"}', query="colour teal")
@@ -232,7 +243,7 @@ def test_http_request_sends_and_registers(private: McpSession, site: LoopbackSer
     assert locators and "s3cret" not in locators[0][0]
 
 
-def test_read_file_inside_the_roots(private: McpSession, places: dict[str, Path]) -> None:
+def test_read_file_inside_the_roots(private: McpSession, places: dict[str, Any]) -> None:
     docs = places["docs"]
     # relative: from the first root (the server's working directory is elsewhere)
     notes = private.call("read_file", path="notes.md", query="litres")
@@ -255,7 +266,7 @@ def test_read_file_inside_the_roots(private: McpSession, places: dict[str, Path]
 
 
 def test_read_file_refuses_paths_outside_the_roots(private: McpSession,
-                                                   places: dict[str, Path]) -> None:
+                                                   places: dict[str, Any]) -> None:
     path = ledger_of(places, "private")
     before = rows(path, "SELECT count(*) FROM attempt")[0][0]
     outside = places["outside"]
@@ -277,14 +288,14 @@ def test_read_file_refuses_paths_outside_the_roots(private: McpSession,
 
 
 def test_default_root_is_the_working_directory(default: McpSession,
-                                               places: dict[str, Path]) -> None:
+                                               places: dict[str, Any]) -> None:
     here = default.call("read_file", path="here.txt")
     assert "working directory" in data_lines(here)[1]
     status, _ = error_of(default.call("read_file", path=str(places["docs"] / "notes.md")))
     assert status == "invalid_path"
 
 
-def test_search_quotes_and_get_source(private: McpSession, places: dict[str, Path]) -> None:
+def test_search_quotes_and_get_source(private: McpSession, places: dict[str, Any]) -> None:
     path = ledger_of(places, "private")
     read = private.call("read_file", path="other/../notes.md")  # stays inside: docs/notes.md
     assert not read.is_error
@@ -352,7 +363,7 @@ def test_render_then_check(private: McpSession) -> None:
 
 
 def test_failures_are_tool_errors(private: McpSession, site: LoopbackServer,
-                                  places: dict[str, Path]) -> None:
+                                  places: dict[str, Any]) -> None:
     path = ledger_of(places, "private")
     status, message = error_of(private.call("fetch", url=site.url("/status/404")))
     assert status == "http_error" and "404" in message
@@ -383,7 +394,7 @@ def test_concurrent_calls_get_distinct_ids(private: McpSession) -> None:
 
 def test_address_policy_refuses_loopback_unless_allowed(
         default: McpSession, site: LoopbackServer, site2: LoopbackServer,
-        places: dict[str, Path]) -> None:
+        places: dict[str, Any]) -> None:
     path = ledger_of(places, "default")
     for name, arguments in (("fetch", {"url": site.url("/pages/article?policy=1")}),
                             ("http_request", {"method": "POST", "url": site.url("/echo?policy=2"),
@@ -409,7 +420,7 @@ def test_allow_private_from_the_environment(commands: McpSession, site: Loopback
 
 
 def test_run_command_runs_allowed_executables_only(commands: McpSession,
-                                                   places: dict[str, Path]) -> None:
+                                                   places: dict[str, Any]) -> None:
     tools = commands.tools()
     assert set(tools) == set(CONTRACT)
     assert "Allowed commands: echo." in (tools["run_command"].description or "")
@@ -450,7 +461,7 @@ HOSTILE = """<!doctype html><html><head>
 
 
 def test_fetched_text_is_framed_as_data(private: McpSession, site: LoopbackServer,
-                                        places: dict[str, Path], run_cli: Any) -> None:
+                                        places: dict[str, Any], run_cli: Any) -> None:
     site.replies["mutable"] = Reply(200, {"Content-Type": "text/html; charset=utf-8"},
                                     HOSTILE.encode())
     url = site.url("/mutable")
@@ -489,11 +500,11 @@ def test_fetched_text_is_framed_as_data(private: McpSession, site: LoopbackServe
     assert not [line for line in shown if line.startswith(("[9]", "fetchledger:"))]
 
 
-def test_a_bug_is_a_tool_error_too(places: dict[str, Path]) -> None:
+def test_a_bug_is_a_tool_error_too(places: dict[str, Any]) -> None:
     """An unexpected exception (injected) keeps the STATUS: message form; its traceback
     goes to the server's stderr, not to the agent."""
     base = places["base"]
-    session = McpSession(["mcp", "--ledger", str(base / "fault.db")], cwd=places["cwd"],
+    session = McpSession(["mcp", "--ledger", str(ledger_of(places, "fault"))], cwd=places["cwd"],
                          workdir=base / "fault-logs",
                          env={"FETCHLEDGER_TEST_FAULT": "fetchledger.ledger:Ledger.details"})
     try:
@@ -511,7 +522,7 @@ def test_a_bug_is_a_tool_error_too(places: dict[str, Path]) -> None:
 # --- the process: stdout is the protocol only; bad options -------------------------------------
 
 
-def test_stdout_carries_only_the_protocol(places: dict[str, Path]) -> None:
+def test_stdout_carries_only_the_protocol(places: dict[str, Any]) -> None:
     """Raw JSON-RPC lines in and out: every byte on stdout is a protocol message, and
     nothing is logged on stderr during a normal session."""
     messages = [
@@ -526,7 +537,7 @@ def test_stdout_carries_only_the_protocol(places: dict[str, Path]) -> None:
          "params": {"name": "read_file", "arguments": {"path": "/etc/passwd"}}},
     ]
     env = {"PATH": os.environ["PATH"], "PYTHONPATH": str(GUARD),
-           "FETCHLEDGER_LEDGER": str(places["base"] / "raw.db")}
+           "FETCHLEDGER_LEDGER": str(ledger_of(places, "raw"))}
     server = subprocess.Popen([sys.executable, "-m", "fetchledger", "mcp"], cwd=places["docs"],
                               env=env, text=True, stdin=subprocess.PIPE,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -556,7 +567,7 @@ def test_stdout_carries_only_the_protocol(places: dict[str, Path]) -> None:
     assert by_id[3]["result"]["content"][0]["text"].startswith(DATA_PREFACE)
     assert by_id[4]["result"]["isError"] is True
     assert by_id[4]["result"]["content"][0]["text"].startswith("invalid_path: /etc/passwd")
-    assert rows(places["base"] / "raw.db", "SELECT count(*) FROM source") == [(1,)]
+    assert rows(ledger_of(places, "raw"), "SELECT count(*) FROM source") == [(1,)]
 
 
 def test_bad_server_options_exit_2_before_serving(run_cli: Any, tmp_path: Path,
@@ -567,7 +578,8 @@ def test_bad_server_options_exit_2_before_serving(run_cli: Any, tmp_path: Path,
     unknown = run_cli("mcp", "--allow-command", "no-such-command-here")
     assert unknown.exit_code == 2
     assert "no executable of that name on PATH" in unknown.stderr
-    assert not ledger_path.exists() or rows(ledger_path, "SELECT count(*) FROM source") == [(0,)]
+    assert not ledger_exists(ledger_path) or rows(ledger_path,
+                                                  "SELECT count(*) FROM source") == [(0,)]
 
 
 def test_no_default_root_at_the_filesystem_root(run_cli: Any,

@@ -13,6 +13,8 @@ from fetchledger import Document, Ledger, Limits
 from fetchledger.adapters.extract import extractor_version
 from fetchledger.cli import cli
 
+pytestmark = pytest.mark.both_backends
+
 PAGE = b"""<html><head><title>Boiling point</title></head><body><article>
 <h1>Boiling point</h1>
 <p>At sea level, water boils at 100 \xc2\xb0C. The boiling point decreases with altitude.</p>

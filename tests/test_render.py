@@ -18,6 +18,8 @@ from fetchledger.cite.markdown import BLOCK_END, BLOCK_START
 
 from cite_sources import seed
 
+pytestmark = pytest.mark.both_backends
+
 DRAFT = ("# Boiling\n\nAt sea level, water boils at 100 °C.[1] A pressure cooker raises the "
          "boiling point to about 120 °C.[2]\n")
 

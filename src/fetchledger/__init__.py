@@ -37,6 +37,7 @@ from .errors import (
     LedgerLocked,
     LedgerReadOnly,
     LedgerTooNew,
+    LedgerUnavailable,
     NeedsPassword,
     NetworkError,
     NoTextLayer,
@@ -53,9 +54,10 @@ from .errors import (
 )
 from .identity.commands import command_line
 from .identity.secrets import shown_url
-from .ledger import Ledger
+from .ledger import Ledger, copy_ledger
 from .models import (
     Attempt,
+    Copied,
     Failure,
     Outcome,
     Quote,
@@ -78,6 +80,7 @@ __all__ = [
     "BatchOutcome",
     "BlockedAddress",
     "CommandFailed",
+    "Copied",
     "CorruptContent",
     "CurlCommand",
     "DNSError",
@@ -95,6 +98,7 @@ __all__ = [
     "LedgerLocked",
     "LedgerReadOnly",
     "LedgerTooNew",
+    "LedgerUnavailable",
     "Limits",
     "NeedsPassword",
     "NetworkError",
@@ -122,6 +126,7 @@ __all__ = [
     "batch_json_line",
     "batch_summary",
     "command_line",
+    "copy_ledger",
     "error_lines",
     "exit_code_for",
     "kill_children",

@@ -14,6 +14,7 @@ __all__ = [
     "LEDGER_FILE",
     "Limits",
     "allow_private_from_env",
+    "is_database_url",
     "resolve_ledger_path",
 ]
 
@@ -50,21 +51,28 @@ class Limits:
     ledger_busy_timeout: float = 60.0  # seconds a writer waits for another one
 
 
+def is_database_url(value: str | os.PathLike[str]) -> bool:
+    """True for a PostgreSQL ledger: a libpq URI ``postgresql://`` or ``postgres://``."""
+    return isinstance(value, str) and value.lower().startswith(("postgresql://", "postgres://"))
+
+
 def resolve_ledger_path(
     explicit: str | os.PathLike[str] | None = None,
     *,
     cwd: Path | None = None,
     env: Mapping[str, str] | None = None,
-) -> Path:
+) -> Path | str:
     """``explicit``, else ``$FETCHLEDGER_LEDGER``, else the nearest
     ``.fetchledger/ledger.db`` walking up from ``cwd`` (as git finds ``.git``),
-    else a new ``./.fetchledger/ledger.db``."""
+    else a new ``./.fetchledger/ledger.db``. A PostgreSQL URL (see
+    :func:`is_database_url`) is returned as given, a str; anything else is a file."""
     env = os.environ if env is None else env
     cwd = (cwd or Path.cwd()).absolute()
-    if explicit:
-        return _absolute(Path(explicit).expanduser(), cwd)
-    if env.get(ENV_LEDGER):
-        return _absolute(Path(env[ENV_LEDGER]).expanduser(), cwd)
+    for given in (explicit, env.get(ENV_LEDGER)):
+        if given and is_database_url(given):
+            return str(given)
+        if given:
+            return _absolute(Path(given).expanduser(), cwd)
     for folder in (cwd, *cwd.parents):
         candidate = folder / LEDGER_DIR / LEDGER_FILE
         if candidate.is_file():

@@ -31,7 +31,8 @@ retrieval failures carry the attempt ``status`` recorded in the ledger::
         ├── LedgerCorrupt            not a ledger, or damaged
         ├── LedgerLocked             locked by another writer past the timeout
         ├── LedgerReadOnly           the file or its folder cannot be written, or the disk is full
-        └── LedgerTooNew             written by a newer fetchledger (unknown migrations)
+        ├── LedgerTooNew             written by a newer fetchledger (unknown migrations)
+        └── LedgerUnavailable        the ledger's database server cannot be reached, or was lost
 """
 
 from __future__ import annotations
@@ -53,6 +54,7 @@ __all__ = [
     "LedgerLocked",
     "LedgerReadOnly",
     "LedgerTooNew",
+    "LedgerUnavailable",
     "NeedsPassword",
     "NetworkError",
     "NoTextLayer",
@@ -277,6 +279,10 @@ class LedgerReadOnly(LedgerError):
 
 class LedgerTooNew(LedgerError):
     """The ledger was written by a newer fetchledger with migrations this one does not know."""
+
+
+class LedgerUnavailable(LedgerError):
+    """The ledger's database server cannot be reached, or the connection to it was lost."""
 
 
 _BY_STATUS: dict[str, type[RetrievalFailed]] = {

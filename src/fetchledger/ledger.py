@@ -28,12 +28,14 @@ from .document import Document, Page, StoredRaw
 from .errors import (
     BadInput,
     InvalidArgument,
+    InvalidPath,
     QuoteNotFound,
     RetrievalFailed,
     UnknownSource,
 )
 from .models import (
     Attempt,
+    Copied,
     Failure,
     Outcome,
     Quote,
@@ -43,7 +45,7 @@ from .models import (
     Source,
     SourceDetails,
 )
-from .store import open_store
+from .store import open_store, shown_location
 from .store.prepare import Failed, Prepared, prepare
 from .store.protocol import AttemptRow, QuoteRow, Store, StoredVersion, utc_now
 from .text.passages import (
@@ -63,7 +65,7 @@ if TYPE_CHECKING:
     from .batch.lines import BatchInput, BatchOutcome
     from .net.client import HTTPClient
 
-__all__ = ["ADAPTERS", "Ledger"]
+__all__ = ["ADAPTERS", "Ledger", "copy_ledger"]
 
 T = TypeVar("T")
 
@@ -91,7 +93,8 @@ class Ledger:
         allow_hosts: Sequence[str] = (),
         offline: bool = False,
     ) -> None:
-        self.path: Path = resolve_ledger_path(path)
+        self.path: Path | str = resolve_ledger_path(path)
+        self.location = shown_location(self.path)  # as it may be printed
         self.limits = limits or Limits()
         self.allow_private = allow_private_from_env() if allow_private is None else allow_private
         self.allow_hosts = tuple(allow_hosts)
@@ -597,8 +600,36 @@ class Ledger:
         self._store.reset()
 
     def integrity_check(self) -> str:
-        """SQLite's own integrity check of the ledger file (``"ok"`` when sound)."""
+        """The backend's own consistency check of the ledger (``"ok"`` when sound)."""
         return self._store.integrity_check()
+
+    def copy_to(self, destination: str | os.PathLike[str]) -> Copied:
+        """Copy this whole ledger into the EMPTY ledger at ``destination`` (a file or a
+        PostgreSQL URL, either backend), in one transaction: ids, versions, quotes and
+        attempts unchanged. InvalidArgument, and nothing written, if it is not empty."""
+        target = resolve_ledger_path(destination)
+        shown = shown_location(target)
+        if shown == self.location:
+            raise InvalidArgument(f"{shown} is the ledger being copied")
+        store = open_store(target, busy_timeout=self.limits.ledger_busy_timeout)
+        try:
+            store.import_rows(self._store.export_rows())
+            return Copied(self.location, shown, store.counts())
+        finally:
+            store.close()
+
+
+def copy_ledger(source: str | os.PathLike[str], destination: str | os.PathLike[str], *,
+                limits: Limits | None = None) -> Copied:
+    """Copy the ledger at ``source`` into the EMPTY ledger at ``destination`` (files or
+    PostgreSQL URLs, either direction; see :meth:`Ledger.copy_to`). InvalidPath if
+    ``source`` is a file that does not exist: a copy never creates its source."""
+    location = resolve_ledger_path(source)
+    if isinstance(location, Path) and not location.is_file():
+        raise InvalidPath(f"no ledger at {location}",
+                          hint="name an existing ledger file or a PostgreSQL URL")
+    with Ledger(location, limits=limits) as ledger:
+        return ledger.copy_to(destination)
 
 
 def _check_k(k: int) -> None:

@@ -206,7 +206,7 @@ class ServerConfig:
     """Everything the server needs, settled at start: where the ledger is, the
     address policy, the readable folders and the runnable executables."""
 
-    ledger: Path
+    ledger: Path | str
     allow_private: bool
     allow_hosts: tuple[str, ...]
     roots: Roots

@@ -19,6 +19,7 @@ from .text.normalize import one_line
 
 __all__ = [
     "Attempt",
+    "Copied",
     "Failure",
     "Outcome",
     "Quote",
@@ -280,6 +281,24 @@ class Attempt:
 
     def text_line(self) -> str:
         return f"{self.at}  {self.status:<16} {self.locator}  {one_line(self.message)}".rstrip()
+
+
+@dataclass(frozen=True)
+class Copied:
+    """What ``copy`` moved: row counts of the destination ledger, which was empty."""
+
+    source: str  # where from and where to, as they may be printed
+    destination: str
+    counts: dict[str, int]
+
+    def text_line(self) -> str:
+        c = self.counts
+        return (f"copied {c['source']} sources ({c['version']} versions, {c['passage']} "
+                f"passages, {c['quote']} quotes, {c['attempt']} attempts) from "
+                f"{self.source} to {self.destination}")
+
+    def to_json(self) -> dict[str, Any]:
+        return {"from": self.source, "to": self.destination, "rows": dict(self.counts)}
 
 
 def exit_code_for(outcomes: Iterable[Outcome]) -> int:

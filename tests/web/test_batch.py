@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import sqlite3
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -32,6 +31,8 @@ from procs import children_of, dies_with_killed_parent
 from .batchserver import RESET, BatchServer, Gauge, page_reply
 from .webserver import Reply
 from conftest import rows
+
+pytestmark = pytest.mark.both_backends
 
 Servers = Callable[..., list[BatchServer]]
 
@@ -443,10 +444,8 @@ def test_integrity_after_a_concurrent_batch(servers: Servers, led: Ledger,
                                             ledger_path: Path) -> None:
     hosts = servers(4)
     batch(led, list(gen_urls(hosts, 6)), concurrency=8, max_group=3)
-    with sqlite3.connect(ledger_path) as db:
-        assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
-        ids = [row[0] for row in db.execute("SELECT id FROM source ORDER BY id")]
-    assert ids == list(range(1, 25))
+    assert led.integrity_check() == "ok"
+    assert rows(ledger_path, "SELECT id FROM source ORDER BY id") == [(n,) for n in range(1, 25)]
 
 
 BUSY_WORKER_PARENT = """

@@ -18,11 +18,14 @@ from typing import Any
 
 import pytest
 
+from fetchledger import Ledger
 from procs import alive, children_of
 
 from .batchserver import BatchServer, Gauge
 from .webserver import Reply
-from conftest import rows, table_counts
+from conftest import ledger_exists, rows, table_counts
+
+pytestmark = pytest.mark.both_backends
 
 SNIPPET = re.compile(r'^\[(\d+)\] "(.*)"( \(p\. [^)]+\))?$')
 SUMMARY = re.compile(r"^fetchledger: batch: (\d+) inputs?: (.*) in \d+\.\d s$", re.M)
@@ -167,7 +170,7 @@ def test_unusable_input_files_are_bad_input(run_cli: Any, tmp_path: Path, ledger
     result = run_cli("batch", str(path))
     assert result.exit_code == 2
     assert message in result.stderr
-    assert not ledger_path.exists()
+    assert not ledger_exists(ledger_path)
 
 
 def test_usage_errors_exit_2(run_cli: Any, tmp_path: Path, ledger_path: Path) -> None:
@@ -176,7 +179,7 @@ def test_usage_errors_exit_2(run_cli: Any, tmp_path: Path, ledger_path: Path) ->
     for option in ("--concurrency", "--per-host", "-k"):
         result = run_cli("batch", option, "0", str(urls))
         assert result.exit_code == 2, option
-    assert not ledger_path.exists()
+    assert not ledger_exists(ledger_path)
 
 
 def test_help_names_the_input_forms(run_cli: Any) -> None:
@@ -191,7 +194,8 @@ def test_progress_bar_only_on_a_terminal(run_cli: Any, hosts: list[BatchServer],
     urls = write(tmp_path / "urls.txt", *(hosts[0].url(f"/gen/{n}") for n in range(3)))
     piped = run_cli("batch", "--allow-private", str(urls))
     assert "\x1b" not in piped.stderr and "━" not in piped.stderr
-    ledger_path.unlink()
+    with Ledger(ledger_path) as emptied:
+        emptied.reset()
     import pty
 
     controller, terminal = pty.openpty()
@@ -236,7 +240,7 @@ def test_kill_9_mid_batch_then_resume(run_cli: Any, hosts: list[BatchServer], tm
     registered = 0
     while registered < 8 and time.monotonic() < deadline and batch.poll() is None:
         time.sleep(0.02)
-        if ledger_path.exists():
+        if ledger_exists(ledger_path):
             with contextlib.suppress(sqlite3.OperationalError):  # not created yet
                 registered = int(rows(ledger_path, "SELECT count(*) FROM source")[0][0])  # type: ignore[call-overload]
     workers = descendants(batch.pid)
@@ -251,9 +255,9 @@ def test_kill_9_mid_batch_then_resume(run_cli: Any, hosts: list[BatchServer], tm
         time.sleep(0.02)
     assert [pid for pid in workers if alive(pid)] == [], "orphans survived the kill"
 
-    with sqlite3.connect(ledger_path) as db:
-        assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
-        ids = [r[0] for r in db.execute("SELECT id FROM source ORDER BY id")]
+    with Ledger(ledger_path) as after_kill:
+        assert after_kill.integrity_check() == "ok"
+    ids = [r[0] for r in rows(ledger_path, "SELECT id FROM source ORDER BY id")]
     before = len(ids)
     assert 8 <= before < len(urls)
     assert ids == list(range(1, before + 1))

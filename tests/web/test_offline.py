@@ -1,8 +1,12 @@
 """``--offline``: fetch, curl, batch and the MCP fetch tools answer from the ledger's stored
 raw bytes and never open a socket. The ledger is built online from the loopback server;
 the offline runs are real processes, watched by an audit hook that logs every network
-socket, connect and name lookup (``tests/offline_guard``), and run again inside
-``unshare -n``, where no network exists at all."""
+socket, connect and name lookup (``tests/offline_guard``), and run inside ``unshare -n``,
+where no network exists at all.
+
+A PostgreSQL ledger is itself reached over the network: its runs stay outside the
+namespace, and the audit hook (which libpq's own connection does not pass through)
+still sees nothing else."""
 
 from __future__ import annotations
 
@@ -20,6 +24,8 @@ from fetchledger import Ledger
 
 from .webserver import LoopbackServer
 from mcp_session import McpSession
+
+pytestmark = pytest.mark.both_backends
 
 GUARD = Path(__file__).resolve().parents[1] / "offline_guard"
 PATHS = ["/pages/article", "/pages/news", "/pdf"]
@@ -103,11 +109,12 @@ def _offline_session(offline: Offline, built: dict[str, object], web: LoopbackSe
 
 
 def test_offline_runs_open_no_socket(built: dict[str, object], web: LoopbackServer,
-                                     ledger_path: Path, tmp_path: Path) -> None:
+                                     ledger_path: Path, tmp_path: Path, backend: str) -> None:
     """Inside ``unshare -n`` where it works (no network exists there at all: a plain
     fetch fails), watched by the audit hook either way."""
-    offline = Offline(ledger_path, tmp_path, isolated=UNSHARE)
-    if UNSHARE:
+    isolated = UNSHARE and backend == "sqlite"
+    offline = Offline(ledger_path, tmp_path, isolated=isolated)
+    if isolated:
         online = subprocess.run(
             ["unshare", "-n", sys.executable, "-m", "fetchledger", "--allow-private", "fetch",
              web.url("/pages/readme")], capture_output=True, text=True, timeout=120, check=False,
@@ -127,12 +134,13 @@ def test_refresh_is_refused_offline(built: dict[str, object], ledger_path: Path,
 
 
 @pytest.fixture
-def offline_server(built: dict[str, object], ledger_path: Path,
-                   tmp_path: Path) -> Iterator[McpSession]:
+def offline_server(built: dict[str, object], ledger_path: Path, tmp_path: Path,
+                   backend: str) -> Iterator[McpSession]:
     args = ["--offline", "--ledger", str(ledger_path), "mcp", "--root", str(tmp_path)]
+    isolated = UNSHARE and backend == "sqlite"
     session = McpSession(["-n", sys.executable, "-m", "fetchledger", *args]
-                         if UNSHARE else args, cwd=tmp_path, workdir=tmp_path / "mcp",
-                         command="unshare" if UNSHARE else None,
+                         if isolated else args, cwd=tmp_path, workdir=tmp_path / "mcp",
+                         command="unshare" if isolated else None,
                          env={"PYTHONPATH": f"{GUARD}",
                               "FETCHLEDGER_TEST_SOCKETS": str(tmp_path / "sockets.log")})
     try:

@@ -16,6 +16,8 @@ from fetchledger.cli import cli
 
 from .webserver import LoopbackServer, Versioned
 
+pytestmark = pytest.mark.both_backends
+
 FIRST = (b"<html><head><title>Bridge works</title></head><body><article>"
          b"<h1>Bridge works</h1>"
          b"<p>The bridge opens in May. Traffic will be diverted for six weeks.</p>"

@@ -15,6 +15,8 @@ from fetchledger.cli import cli
 
 from .webserver import LoopbackServer
 
+pytestmark = pytest.mark.both_backends
+
 PAGES = [
     "/pages/article", "/pages/news", "/pages/accents-cp1252", "/pages/accents-wrong-header",
     "/pages/accents-utf8-as-latin1", "/pages/accents-no-charset", "/pages/japanese",

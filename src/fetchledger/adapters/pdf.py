@@ -8,14 +8,15 @@ paragraph per line, see :mod:`.pdftext`) with a :class:`~fetchledger.document.Pa
 span per physical page, so passages never cross a page.
 
 The choice rule (``Limits.pdf_engine="auto"``): PDFium opens the document
-and reads every page; a page whose PDFium text is empty, looks garbled, has
-glyphs without a Unicode mapping, or holds right-to-left script is read by
-pypdf as well, and pypdf's text is kept when it scores better (text over
-none, clean over garbled, logical right-to-left order, fewer unmapped
-glyphs). A file PDFium cannot parse is read by pypdf alone; a child that
-PDFium crashes (an abort on a memory cap) is run again with pypdf alone in the
-time left. The version records which engine produced each page
-(``meta["engines"]``) and ``extractor`` names the engines used.
+and reads every page; a page whose PDFium text is empty (on a page without
+images), looks garbled, has 5 % of its glyphs without a Unicode mapping, or
+holds right-to-left script is read by pypdf as well, and pypdf's text is
+kept when it scores better (text over none, clean over garbled, logical
+right-to-left order, fewer unmapped glyphs). A file PDFium cannot parse is
+read by pypdf alone; a child that PDFium crashes (an abort on a memory cap) is
+run again with pypdf alone in the time left. The version records which
+engine produced each page (``meta["engines"]``) and ``extractor`` names the
+engines used.
 
 Failures map to attempts: an encrypted file without (or with a wrong)
 password is ``needs_password``; pages that hold only images are
@@ -328,7 +329,6 @@ def extract_pages(payload: bytes, params: dict[str, Any], emit: Emit) -> None:
             if other is not None and _better(other, page):
                 page, engine = other, second.name
         emit(_page_frame(index, page, engine))
-    primary.close()
 
 
 def _open_primary(choice: str, payload: bytes, password: str | None) -> Engine:
@@ -370,12 +370,14 @@ class _SecondOpinion:
 
 
 def _suspect(page: PageText) -> bool:
-    """Whether PDFium's reading of a page may be beaten by pypdf's: no text, text
-    that looks garbled, a share of glyphs without a Unicode mapping, or
-    right-to-left script (PDFium reverses a glyph that stands for several
-    right-to-left letters)."""
+    """Whether PDFium's reading of a page may be beaten by pypdf's: no text (and no
+    image either), an error, text that looks garbled, a share of glyphs without a
+    Unicode mapping, or right-to-left script (PDFium reverses a glyph that stands
+    for several right-to-left letters)."""
     text = page.text
-    return (page.error is not None or not text.strip() or _unmapped_share(page) >= _UNMAPPED
+    if not text.strip():
+        return not page.images  # no text but images: a scanned page, pypdf finds no more
+    return (page.error is not None or _unmapped_share(page) >= _UNMAPPED
             or garbled_reason(text) is not None or _RTL.search(text) is not None)
 
 

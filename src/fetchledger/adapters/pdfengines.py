@@ -26,7 +26,7 @@ from __future__ import annotations
 import io
 import itertools
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from ..text.normalize import one_line
@@ -63,7 +63,6 @@ class PageText:
     unmapped: int = 0  # characters whose glyph has no Unicode mapping
     error: str | None = None
     error_kind: str | None = None  # "memory" when the page needs more than the limits
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 def describe(exc: BaseException) -> str:
@@ -184,9 +183,6 @@ class PdfiumEngine:
         except Exception:
             return False
 
-    def close(self) -> None:
-        self._pdf.close()
-
 
 def _in_column_order(textpage: Any, text: str, count: int) -> str | None:
     """The page's text rebuilt in reading order when PDFium's (the drawing order)
@@ -296,9 +292,6 @@ class PypdfEngine:
             except Exception:
                 result.images = False
         return result
-
-    def close(self) -> None:
-        pass
 
 
 def _pypdf_has_images(page: Any) -> bool:

@@ -97,8 +97,10 @@ def global_options(*, json_flag: bool = True) -> Callable[[F], F]:
 
     def decorate(function: F) -> F:
         options = [
-            click.option("--ledger", metavar="PATH", expose_value=False, callback=_set_ledger,
-                         help="Ledger file (default: $FETCHLEDGER_LEDGER, else the nearest "
+            click.option("--ledger", metavar="PATH|URL", expose_value=False,
+                         callback=_set_ledger,
+                         help="Ledger file, or a PostgreSQL URL postgresql://... for a "
+                              "shared ledger (default: $FETCHLEDGER_LEDGER, else the nearest "
                               ".fetchledger/ledger.db upwards, else a new one here)."),
             click.option("--allow-private", is_flag=True, expose_value=False,
                          callback=_set_private,

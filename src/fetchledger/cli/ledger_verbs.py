@@ -1,4 +1,4 @@
-"""Verbs over the ledger itself: read (files), quotes, quote, list, show, reset."""
+"""Verbs over the ledger itself: read (files), quotes, quote, list, show, reset, copy."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from fetchledger import QuoteNotFound
+from fetchledger import QuoteNotFound, copy_ledger
 
 from ._base import (
     cli,
@@ -141,4 +141,23 @@ def reset(ctx: click.Context, yes: bool) -> None:
         raise click.UsageError("reset deletes the whole ledger; pass --yes to confirm")
     ledger = open_ledger(ctx)
     ledger.reset()
-    click.echo(f"fetchledger: emptied {ledger.path}", err=True)
+    click.echo(f"fetchledger: emptied {ledger.location}", err=True)
+
+
+@cli.command()
+@click.argument("source_ledger", metavar="SRC")
+@click.argument("destination", metavar="DST")
+@global_options()
+@click.pass_context
+def copy(ctx: click.Context, source_ledger: str, destination: str) -> None:
+    """Copy a whole ledger into an empty one, across backends, ids unchanged.
+
+    SRC and DST are ledger files or PostgreSQL URLs (postgresql://...), in
+    either direction. DST must be empty (a new file, an empty database or
+    schema); the copy is one transaction, all or nothing.
+    """
+    copied = copy_ledger(source_ledger, destination)
+    if settings(ctx).json:
+        print_json(copied.to_json())
+    else:
+        click.echo(f"fetchledger: {copied.text_line()}", err=True)

@@ -59,6 +59,7 @@ __all__ = [
     "scrub_bytes",
     "scrub_secrets",
     "secret_forms",
+    "shown_database_url",
     "shown_url",
 ]
 
@@ -298,6 +299,22 @@ def _shown(text: str) -> str:
     if sep:
         head += "?" + _redacted_query(query, [], _plain_mark)
     return head
+
+
+def shown_database_url(url: str) -> str:
+    """A database URL (``postgresql://user:password@host/db?...``) as it may be printed:
+    the password dropped from the user-info, secret parameters (``password=``)
+    redacted; the user, hosts, database and other parameters kept."""
+    text = _CONTROL_CHARS.sub(lambda m: f"\\x{ord(m.group()):02x}", url[:500])
+    scheme, sep, rest = text.partition("://")
+    if not sep:
+        return _shown(text)
+    cut = min((i for i in (rest.find("/"), rest.find("?")) if i >= 0), default=len(rest))
+    userinfo, at, hosts = rest[:cut].rpartition("@")
+    user = userinfo.split(":", 1)[0]
+    head, mark, query = rest[cut:].partition("?")
+    shown = f"{scheme}://{user}@{hosts}" if at and user else f"{scheme}://{hosts}"
+    return shown + head + (mark + _redacted_query(query, [], _plain_mark) if mark else "")
 
 
 def _redacted_query(query: str, found: list[str], mark: Mark) -> str:

@@ -11,7 +11,7 @@ backend ranks the same way.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Protocol
@@ -21,8 +21,10 @@ from ..models import Attempt, Quote, Source
 from ..text.passages import Passage
 
 __all__ = [
+    "COPY_COLUMNS",
     "AttemptRow",
     "Candidates",
+    "CopyBatch",
     "PassageHit",
     "PreparedVersion",
     "QuoteRow",
@@ -30,6 +32,7 @@ __all__ = [
     "Store",
     "StoredVersion",
     "VersionText",
+    "quoted_columns",
     "utc_now",
 ]
 
@@ -150,6 +153,30 @@ class Candidates:
     holding: Mapping[str, int]
 
 
+# What ``fetchledger copy`` moves, table by table in this order, columns as named
+# here (the same on every backend). Search indexes are rebuilt by the destination.
+COPY_COLUMNS: dict[str, tuple[str, ...]] = {
+    "identity_key": ("id", "key"),  # replaces the destination's own: identities stay equal
+    "source": ("id", "kind", "locator", "display", "title", "site", "author", "published",
+               "first_retrieved", "last_retrieved", "latest_version"),
+    "alias": ("locator", "source_id"),
+    "version": ("id", "source_id", "number", "text_sha256", "raw_sha256", "retrieved_at",
+                "extractor", "extractor_version", "meta", "pages", "text", "raw", "raw_size",
+                "raw_stored"),
+    "passage": ("id", "version_id", "start", "end", "page", "page_label"),
+    "quote": ("id", "source_id", "version_id", "start", "end", "page", "page_label", "text",
+              "first_at"),
+    "attempt": ("id", "kind", "locator", "at", "status", "message", "source_id"),
+}
+
+CopyBatch = tuple[str, list[tuple[Any, ...]]]  # a table name and some of its rows
+
+
+def quoted_columns(table: str) -> str:
+    """The copy columns of ``table`` for SQL (``end`` is a keyword)."""
+    return ", ".join(f'"{c}"' for c in COPY_COLUMNS[table])
+
+
 class Store(Protocol):
     """A ledger backend. Writes are one transaction each; reads see committed data."""
 
@@ -183,6 +210,12 @@ class Store(Protocol):
 
     def reset(self) -> None:
         """Delete every source, version, quote and attempt: ids start again at 1."""
+        ...
+
+    def import_rows(self, batches: Iterable[CopyBatch]) -> None:
+        """Fill an EMPTY ledger with the rows of another (``fetchledger copy``), in one
+        transaction, ids unchanged, and build its search index; InvalidArgument (nothing
+        written) when it holds any source or attempt."""
         ...
 
     # --- reads ---
@@ -243,6 +276,11 @@ class Store(Protocol):
 
     def counts(self) -> dict[str, int]:
         """Row counts of the main tables (for tests, stats and benchmarks)."""
+        ...
+
+    def export_rows(self, batch: int = 500) -> Iterator[CopyBatch]:
+        """Every row of the ledger (:data:`COPY_COLUMNS`), in table order and by id, from
+        one snapshot."""
         ...
 
     def integrity_check(self) -> str:

@@ -12,13 +12,14 @@ from __future__ import annotations
 import json
 import sqlite3
 import zlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from ..document import StoredRaw
 from ..errors import (
+    InvalidArgument,
     LedgerCorrupt,
     LedgerError,
     LedgerLocked,
@@ -29,14 +30,17 @@ from ..models import Attempt, Quote, Source
 from ..text.passages import Passage
 from .migrations import MIGRATIONS
 from .protocol import (
+    COPY_COLUMNS,
     AttemptRow,
     Candidates,
+    CopyBatch,
     PassageHit,
     PreparedVersion,
     QuoteRow,
     Registration,
     StoredVersion,
     VersionText,
+    quoted_columns,
     utc_now,
 )
 
@@ -323,6 +327,29 @@ class SQLiteStore:
         with self._errors():
             self.db.execute("VACUUM")
 
+    def import_rows(self, batches: Iterable[CopyBatch]) -> None:
+        """Fill this EMPTY ledger with another's rows in one transaction, ids unchanged,
+        then index the passages of each source's latest version."""
+        with self._write() as db:
+            held = {t: db.execute(f"SELECT count(*) FROM {t}").fetchone()[0]
+                    for t in ("source", "attempt")}
+            if any(held.values()):
+                raise InvalidArgument(
+                    f"the ledger {self.path} is not empty ({held['source']} sources, "
+                    f"{held['attempt']} attempts): copy goes into an empty ledger only",
+                    hint="name a new file, or an empty PostgreSQL database")
+            for table, found in batches:
+                if table == "identity_key":  # the source's key, so identities stay equal
+                    db.execute("DELETE FROM identity_key")
+                marks = ", ".join("?" * len(COPY_COLUMNS[table]))
+                db.executemany(f"INSERT INTO {table} ({quoted_columns(table)}) "
+                               f"VALUES ({marks})", found)
+            db.execute(
+                "INSERT INTO passage_fts (rowid, body) "
+                "SELECT p.id, substr(v.text, p.start + 1, p.end - p.start) FROM passage p "
+                "JOIN source s ON s.latest_version = p.version_id "
+                "JOIN version v ON v.id = p.version_id")
+
     # --- reads --------------------------------------------------------------------
 
     _SOURCE_COLUMNS = (
@@ -526,6 +553,16 @@ class SQLiteStore:
                 table: db.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
                 for table in ("source", "version", "passage", "quote", "attempt", "alias")
             }
+
+    def export_rows(self, batch: int = 500) -> Iterator[CopyBatch]:
+        """Every row of the ledger, table by table and by id, from one snapshot."""
+        with self._read() as db:
+            for table in COPY_COLUMNS:
+                order = "locator" if table == "alias" else "id"
+                cursor = db.execute(f"SELECT {quoted_columns(table)} FROM {table} "
+                                    f"ORDER BY {order}")
+                while found := cursor.fetchmany(batch):
+                    yield table, found
 
     def integrity_check(self) -> str:
         with self._errors():

@@ -1,0 +1,672 @@
+"""The PostgreSQL ledger store: one ledger shared by many processes on many machines.
+
+It implements :class:`fetchledger.store.protocol.Store` on psycopg 3 (no ORM),
+with the semantics of the SQLite store:
+
+- **Dense ids.** A new source takes its id from the ``counter`` row, locked
+  (``FOR UPDATE``) and updated in the same transaction as the insert. The
+  lock is taken only once the source is known to be new; then the identity is
+  looked up again, so of two processes registering one canonical source at
+  once, the second waits and reads the first one's id (the unique constraint
+  on ``source.locator`` backs this up). A rollback or a conflict consumes no id.
+- **One transaction per write**, at READ COMMITTED. A deadlock or
+  serialization failure (the server rolled the whole transaction back) is
+  retried; a connection lost mid-write is a LedgerUnavailable (exit 4): the
+  server rolled back, or committed all of it, never part.
+- **Search**: each indexed passage holds its stemmed words
+  (:func:`fetchledger.text.passages.tokenize`, the scorer's own) as a
+  ``tsvector`` with a GIN index; candidates are ordered by the IDF of the
+  words they hold, then by length, and ranked by the shared scorer.
+- Connections are made on demand and made again after one is lost; a read
+  that loses its connection is tried once more on a new one.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+import zlib
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any, TypeVar
+
+import psycopg
+from psycopg import errors as pg_errors
+from psycopg.conninfo import conninfo_to_dict
+
+from ..document import StoredRaw
+from ..errors import (
+    InvalidArgument,
+    LedgerCorrupt,
+    LedgerError,
+    LedgerLocked,
+    LedgerReadOnly,
+    LedgerTooNew,
+    LedgerUnavailable,
+)
+from ..identity.secrets import REDACTED, shown_database_url
+from ..models import Attempt, Quote, Source
+from ..text.passages import Passage, tokenize
+from .migrations import POSTGRES_MIGRATIONS
+from .protocol import (
+    COPY_COLUMNS,
+    AttemptRow,
+    Candidates,
+    CopyBatch,
+    PassageHit,
+    PreparedVersion,
+    QuoteRow,
+    Registration,
+    StoredVersion,
+    VersionText,
+    quoted_columns,
+    utc_now,
+)
+
+__all__ = ["PostgresStore"]
+
+T = TypeVar("T")
+Connection = psycopg.Connection[tuple[Any, ...]]
+
+_MIGRATION_LOCK = 0x6665_7463_686C  # pg_advisory_xact_lock key: "fetchl"
+_MAX_TERM = 500  # characters; PostgreSQL refuses lexemes over 2 KB
+_WRITE_TRIES = 3
+
+
+def passage_terms(text: str) -> list[str]:
+    """The distinct index terms of one passage."""
+    return sorted({t for t in tokenize(text) if len(t) <= _MAX_TERM})
+
+
+def _tsquery(terms: Sequence[str]) -> str:
+    return " | ".join("'" + t.replace("\\", "\\\\").replace("'", "''") + "'" for t in terms)
+
+
+class PostgresStore:
+    """A ledger in one PostgreSQL database (or schema, by ``options=-csearch_path=``)."""
+
+    def __init__(self, url: str, *, busy_timeout: float = 60.0) -> None:
+        self.url = url
+        self.shown = shown_database_url(url)
+        self.busy_timeout = busy_timeout
+        try:
+            password = conninfo_to_dict(url).get("password")
+        except psycopg.ProgrammingError as exc:
+            raise LedgerUnavailable(f"{self.shown} is not a usable PostgreSQL URL: "
+                                    f"{self._scrub(str(exc))}", path=self.shown,
+                                    hint="postgresql://USER@HOST:PORT/DATABASE") from exc
+        self._password = str(password) if password else None
+        self._conn: Connection | None = None
+        self._migrate()
+
+    def identity_key(self) -> bytes:
+        """The ledger's random identity key (created with the ledger, never changed)."""
+        row = self._one("SELECT key FROM identity_key WHERE id = 1")
+        if row is None:
+            raise LedgerCorrupt(f"{self.shown} has lost its identity key", path=self.shown)
+        return bytes(row[0])
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    # --- connections, errors, transactions -------------------------------------------
+
+    def _connection(self) -> Connection:
+        if self._conn is not None and not self._conn.closed and not self._conn.broken:
+            return self._conn
+        self.close()
+        options: dict[str, Any] = {"autocommit": True}
+        given = conninfo_to_dict(self.url)
+        if "connect_timeout" not in given:
+            options["connect_timeout"] = 10
+        if "application_name" not in given:
+            options["application_name"] = "fetchledger"
+        with self._errors():
+            conn: Connection = psycopg.connect(self.url, **options)
+        self._conn = conn
+        return conn
+
+    def _scrub(self, text: str) -> str:
+        return text.replace(self._password, REDACTED) if self._password else text
+
+    @contextmanager
+    def _errors(self) -> Iterator[None]:
+        """Turn psycopg failures into the LedgerError family (exit 4)."""
+        try:
+            yield
+        except psycopg.Error as exc:
+            raise self._ledger_error(exc) from exc
+
+    def _ledger_error(self, exc: psycopg.Error) -> LedgerError:
+        where = self.shown
+        detail = self._scrub(" ".join(str(exc).split()))
+        if isinstance(exc, pg_errors.LockNotAvailable):
+            return LedgerLocked(
+                f"the ledger {where} stayed locked by another writer past "
+                f"{self.busy_timeout:g} s", path=where,
+                hint="another fetchledger process is writing; try again")
+        if isinstance(exc, pg_errors.InsufficientPrivilege | pg_errors.ReadOnlySqlTransaction):
+            return LedgerReadOnly(f"the ledger {where} cannot be written: {detail}", path=where,
+                                  hint="the role in the URL needs to read and write its "
+                                       "tables (see README: Sharing one ledger)")
+        if isinstance(exc, pg_errors.DiskFull):
+            return LedgerReadOnly(f"the disk of the database server of {where} is full",
+                                  path=where)
+        if isinstance(exc, psycopg.OperationalError):
+            return LedgerUnavailable(
+                f"the PostgreSQL ledger {where} is unreachable: {detail}", path=where,
+                hint="check that the server is up and the URL names it; a write cut off "
+                     "here was rolled back or committed whole: run it again")
+        return LedgerError(f"ledger error in {where}: {detail}", path=where)
+
+    def _write(self, work: Callable[[Connection], T], *, tries: int = _WRITE_TRIES) -> T:
+        """``work`` in one transaction; tried again when the server rolled it back whole
+        (deadlock, serialization failure) or when the connection was found lost before
+        the transaction began (the server closed an idle connection)."""
+        for attempt in range(tries):
+            conn = self._connection()
+            began = False
+            try:
+                with self._errors(), conn.transaction():
+                    began = True
+                    # per transaction, so that a pooler (pgbouncer) may share connections
+                    conn.execute("SELECT set_config('lock_timeout', %s, true)",
+                                 (f"{int(self.busy_timeout * 1000)}ms",))
+                    return work(conn)
+            except LedgerUnavailable:
+                if began or attempt == tries - 1:
+                    raise
+            except LedgerError as error:
+                retry = isinstance(error.__cause__, pg_errors.DeadlockDetected
+                                   | pg_errors.SerializationFailure)
+                if not retry or attempt == tries - 1:
+                    raise
+        raise AssertionError("unreachable")
+
+    def _read(self, work: Callable[[Connection], T], *, snapshot: bool = False) -> T:
+        """``work`` (in one snapshot, for several statements); tried once more on a new
+        connection if the connection was lost (a read changes nothing)."""
+        for attempt in range(2):
+            conn = self._connection()
+            try:
+                with self._errors():
+                    if not snapshot:
+                        return work(conn)
+                    with conn.transaction():
+                        conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, "
+                                     "READ ONLY")
+                        return work(conn)
+            except LedgerUnavailable:
+                if attempt == 1:
+                    raise
+        raise AssertionError("unreachable")
+
+    def _one(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> tuple[Any, ...] | None:
+        return self._read(lambda db: db.execute(sql, params).fetchone())
+
+    def _all(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[tuple[Any, ...]]:
+        return self._read(lambda db: db.execute(sql, params).fetchall())
+
+    # --- migrations ---------------------------------------------------------------------
+
+    def _migrate(self) -> None:
+        known = [name for name, _ in POSTGRES_MIGRATIONS]
+        applied = self._read(self._applied_migrations, snapshot=True)
+        unknown = [name for name in applied if name not in known]
+        if unknown:
+            raise LedgerTooNew(
+                f"the ledger {self.shown} was written by a newer fetchledger "
+                f"(unknown migrations: {', '.join(unknown)})", path=self.shown,
+                hint="upgrade fetchledger to use this ledger")
+        if len(applied) == len(known):
+            return
+        for name, migration in POSTGRES_MIGRATIONS:
+            self._write(functools.partial(self._apply, name=name, migration=migration))
+
+    def _applied_migrations(self, db: Connection) -> list[str]:
+        tables = [row[0] for row in db.execute(
+            "SELECT table_name FROM information_schema.tables "
+            "WHERE table_schema = current_schema()")]
+        if "migration" not in tables:
+            if tables:
+                raise LedgerCorrupt(
+                    f"{self.shown} holds tables but is not a fetchledger ledger "
+                    f"({', '.join(sorted(tables)[:5])})", path=self.shown,
+                    hint="use an empty database or schema for a ledger")
+            return []
+        return [row[0] for row in db.execute("SELECT name FROM migration ORDER BY name")]
+
+    @staticmethod
+    def _apply(db: Connection, name: str, migration: Callable[[Connection], None]) -> None:
+        # One process migrates at a time; the others then find the work done.
+        db.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
+        db.execute("CREATE TABLE IF NOT EXISTS migration "
+                   "(name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")
+        if db.execute("SELECT 1 FROM migration WHERE name = %s", (name,)).fetchone():
+            return
+        migration(db)
+        db.execute("INSERT INTO migration (name, applied_at) VALUES (%s, %s)", (name, utc_now()))
+
+    # --- writes -------------------------------------------------------------------------
+
+    def register(
+        self, registrations: Sequence[Registration], attempts: Sequence[AttemptRow] = ()
+    ) -> list[StoredVersion]:
+        """Register retrievals and record failed attempts in ONE transaction, all of
+        them or none; ids are assigned inside it, in the order given."""
+        # Index terms are computed before the transaction: it holds locks.
+        terms = [[passage_terms(r.version.text[p.start : p.end]) for p in r.version.passages]
+                 for r in registrations]
+
+        def work(db: Connection) -> list[StoredVersion]:
+            stored = [self._register(db, r, t) for r, t in zip(registrations, terms, strict=True)]
+            if attempts:
+                now = utc_now()
+                with db.cursor() as cursor:
+                    cursor.executemany(
+                        "INSERT INTO attempt (kind, locator, at, status, message) "
+                        "VALUES (%s, %s, %s, %s, %s)",
+                        [(a.kind, a.locator, now, a.status, a.message) for a in attempts])
+            return stored
+
+        return self._write(work)
+
+    def _register(self, db: Connection, registration: Registration,
+                  terms: Sequence[list[str]]) -> StoredVersion:
+        prepared = registration.version
+        source_id, new_source = self._find_or_create_source(db, prepared)
+        latest = db.execute(
+            "SELECT v.id, v.number, v.text_sha256, v.raw_sha256 FROM source s "
+            "LEFT JOIN version v ON v.id = s.latest_version WHERE s.id = %s FOR UPDATE OF s",
+            (source_id,)).fetchone()
+        if latest and latest[0] is not None and (latest[2], latest[3]) == (
+                prepared.text_sha256, prepared.raw_sha256):
+            version_id, number, new_version = latest[0], latest[1], False
+        else:
+            previous = latest[0] if latest else None
+            number = latest[1] + 1 if latest and latest[1] is not None else 1
+            version_id = self._insert_version(db, source_id, number, prepared)
+            if previous is not None:
+                db.execute("UPDATE passage SET terms = NULL WHERE version_id = %s", (previous,))
+            self._index_version(db, version_id, prepared, terms)
+            new_version = True
+        retrieved = registration.retrieved
+        db.execute(
+            "UPDATE source SET latest_version = %s, last_retrieved = CASE WHEN %s "
+            "THEN greatest(last_retrieved, %s) ELSE last_retrieved END, "
+            "title = coalesce(%s, title), site = coalesce(%s, site), "
+            "author = coalesce(%s, author), published = coalesce(%s, published) "
+            "WHERE id = %s",
+            (version_id, retrieved, prepared.retrieved_at, prepared.title, prepared.site,
+             prepared.author, prepared.date, source_id))
+        self._insert_quotes(db, source_id, version_id, registration.quotes)
+        if retrieved:
+            db.execute(
+                "INSERT INTO attempt (kind, locator, at, status, message, source_id) "
+                "VALUES (%s, %s, %s, 'ok', %s, %s)",
+                (prepared.kind, prepared.display, prepared.retrieved_at,
+                 f"registered as [{source_id}] version {number}", source_id))
+        return StoredVersion(source_id, version_id, number, new_source, new_version)
+
+    def _find_or_create_source(self, db: Connection,
+                               prepared: PreparedVersion) -> tuple[int, bool]:
+        names = sorted({prepared.locator, *prepared.aliases})  # one lock order for all
+
+        def known() -> int | None:
+            found: dict[str, int] = dict(db.execute("SELECT locator, source_id FROM alias "
+                                    "WHERE locator = ANY(%s)", (names,)).fetchall())
+            if prepared.locator in found:
+                return int(found[prepared.locator])
+            return min(found.values()) if found else None
+
+        source_id = known()
+        new = False
+        if source_id is None:
+            # The id lock; whoever held it may just have registered this very source.
+            counter = db.execute("SELECT value FROM counter WHERE name = 'source' "
+                                 "FOR UPDATE").fetchone()
+            assert counter is not None
+            source_id = known()
+            if source_id is None:
+                source_id, new = int(counter[0]) + 1, True
+                db.execute("UPDATE counter SET value = %s WHERE name = 'source'", (source_id,))
+                db.execute(
+                    "INSERT INTO source (id, kind, locator, display, title, site, author, "
+                    "published, first_retrieved, last_retrieved) "
+                    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                    (source_id, prepared.kind, prepared.locator, prepared.display,
+                     prepared.title, prepared.site, prepared.author, prepared.date,
+                     prepared.retrieved_at, prepared.retrieved_at))
+        with db.cursor() as cursor:
+            cursor.executemany(
+                "INSERT INTO alias (locator, source_id) VALUES (%s, %s) "
+                "ON CONFLICT (locator) DO NOTHING", [(name, source_id) for name in names])
+        return source_id, new
+
+    @staticmethod
+    def _insert_version(db: Connection, source_id: int, number: int,
+                        p: PreparedVersion) -> int:
+        row = db.execute(
+            "INSERT INTO version (source_id, number, text_sha256, raw_sha256, retrieved_at, "
+            "extractor, extractor_version, meta, pages, text, raw, raw_size, raw_stored) "
+            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id",
+            (source_id, number, p.text_sha256, p.raw_sha256, p.retrieved_at, p.extractor,
+             p.extractor_version, json.dumps(p.meta, ensure_ascii=False, sort_keys=True),
+             json.dumps(p.pages) if p.pages else None, p.text, p.raw_compressed,
+             p.raw_size, p.raw_stored)).fetchone()
+        assert row is not None
+        return int(row[0])
+
+    @staticmethod
+    def _index_version(db: Connection, version_id: int, p: PreparedVersion,
+                       terms: Sequence[list[str]]) -> None:
+        with db.cursor() as cursor:
+            cursor.executemany(
+                'INSERT INTO passage (version_id, start, "end", page, page_label, terms) '
+                "VALUES (%s, %s, %s, %s, %s, array_to_tsvector(%s::text[]))",
+                [(version_id, s.start, s.end, s.page, s.label, words)
+                 for s, words in zip(p.passages, terms, strict=True)])
+
+    @staticmethod
+    def _insert_quotes(db: Connection, source_id: int, version_id: int,
+                       quotes: Sequence[QuoteRow]) -> None:
+        if not quotes:
+            return
+        now = utc_now()
+        with db.cursor() as cursor:
+            cursor.executemany(
+                'INSERT INTO quote (source_id, version_id, start, "end", page, page_label, '
+                "text, first_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s) "
+                'ON CONFLICT (version_id, start, "end") DO NOTHING',
+                [(source_id, version_id, q.start, q.end, q.page, q.page_label, q.text, now)
+                 for q in quotes])
+
+    def record_quotes(self, source_id: int, version_id: int, quotes: Sequence[QuoteRow]) -> None:
+        """Record quotes handed out by a search or confirmed by ``quote``."""
+        if quotes:
+            self._write(lambda db: self._insert_quotes(db, source_id, version_id, quotes))
+
+    def record_unchanged(self, source_id: int, attempt: AttemptRow, at: str) -> None:
+        """A retrieval that found the source unchanged (HTTP 304): last retrieval time
+        ``at``, an ``ok`` attempt, no version."""
+        def work(db: Connection) -> None:
+            db.execute("UPDATE source SET last_retrieved = greatest(last_retrieved, %s) "
+                       "WHERE id = %s", (at, source_id))
+            db.execute("INSERT INTO attempt (kind, locator, at, status, message, source_id) "
+                       "VALUES (%s, %s, %s, 'ok', %s, %s)",
+                       (attempt.kind, attempt.locator, at, attempt.message, source_id))
+
+        self._write(work)
+
+    def reset(self) -> None:
+        """Delete every source, version, quote and attempt: the ledger starts again at [1]."""
+        def work(db: Connection) -> None:
+            db.execute("TRUNCATE quote, attempt, passage, alias, version, source "
+                       "RESTART IDENTITY")
+            db.execute("UPDATE counter SET value = 0 WHERE name = 'source'")
+
+        self._write(work)
+
+    def import_rows(self, batches: Iterable[CopyBatch]) -> None:
+        """Fill this EMPTY ledger with another's rows in one transaction, ids unchanged,
+        then index the passages of each source's latest version."""
+        def work(db: Connection) -> None:
+            held = db.execute("SELECT (SELECT count(*) FROM source), "
+                              "(SELECT count(*) FROM attempt)").fetchone()
+            assert held is not None
+            if any(held):
+                raise InvalidArgument(
+                    f"the ledger {self.shown} is not empty ({held[0]} sources, {held[1]} "
+                    "attempts): copy goes into an empty ledger only",
+                    hint="name a new file, or an empty PostgreSQL database")
+            with db.cursor() as cursor:
+                for table, found in batches:
+                    if table == "identity_key":  # the source's key: identities stay equal
+                        cursor.execute("DELETE FROM identity_key")
+                    marks = ", ".join(["%s"] * len(COPY_COLUMNS[table]))
+                    cursor.executemany(f"INSERT INTO {table} ({quoted_columns(table)}) "
+                                       f"VALUES ({marks})", found)
+            # the internal ids and the id counter go on after the copied ones
+            for table in ("version", "passage", "quote", "attempt"):
+                db.execute(f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), "
+                           f"coalesce(max(id), 0) + 1, false) FROM {table}")
+            db.execute("UPDATE counter SET value = (SELECT coalesce(max(id), 0) FROM source) "
+                       "WHERE name = 'source'")
+            self._index_latest(db)
+
+        self._write(work, tries=1)  # the rows can be read once only
+
+    @staticmethod
+    def _index_latest(db: Connection) -> None:
+        with db.cursor(name="fetchledger_index") as reading, db.cursor() as writing:
+            reading.execute(
+                'SELECT p.id, substr(v.text, p.start + 1, p."end" - p.start) FROM passage p '
+                "JOIN source s ON s.latest_version = p.version_id "
+                "JOIN version v ON v.id = p.version_id ORDER BY p.id")
+            while found := reading.fetchmany(2000):
+                writing.executemany(
+                    "UPDATE passage SET terms = array_to_tsvector(%s::text[]) WHERE id = %s",
+                    [(passage_terms(text), passage_id) for passage_id, text in found])
+
+    # --- reads --------------------------------------------------------------------------
+
+    _SOURCE_COLUMNS = (
+        "s.id, s.kind, s.display, s.title, v.retrieved_at, v.text_sha256, "
+        "(SELECT count(*) FROM version WHERE source_id = s.id), v.number, "
+        "s.first_retrieved, s.last_retrieved, s.site, s.author, s.published, v.meta"
+    )
+
+    @staticmethod
+    def _source(row: Sequence[Any]) -> Source:
+        return Source(
+            id=row[0], kind=row[1], locator=row[2], title=row[3], retrieved_at=row[4],
+            sha256=row[5], versions=row[6], version=row[7], first_retrieved=row[8],
+            last_retrieved=row[9], site=row[10], author=row[11], date=row[12],
+            meta=json.loads(row[13]),
+        )
+
+    def source(self, source_id: int, version_number: int | None = None) -> Source | None:
+        """A source as of one version (the latest by default); None if unknown."""
+        if version_number is None:
+            row = self._one(f"SELECT {self._SOURCE_COLUMNS} FROM source s "
+                            "JOIN version v ON v.id = s.latest_version WHERE s.id = %s",
+                            (source_id,))
+        else:
+            row = self._one(f"SELECT {self._SOURCE_COLUMNS} FROM source s JOIN version v "
+                            "ON v.source_id = s.id AND v.number = %s WHERE s.id = %s",
+                            (version_number, source_id))
+        return self._source(row) if row else None
+
+    def sources(self) -> list[Source]:
+        return [self._source(row) for row in self._all(
+            f"SELECT {self._SOURCE_COLUMNS} FROM source s "
+            "JOIN version v ON v.id = s.latest_version ORDER BY s.id")]
+
+    def source_id_for(self, locators: Sequence[str]) -> int | None:
+        """The id of the source any of these locators names, if one does."""
+        if not locators:
+            return None
+        row = self._one("SELECT min(source_id) FROM alias WHERE locator = ANY(%s)",
+                        (list(locators),))
+        return int(row[0]) if row and row[0] is not None else None
+
+    def version(self, source_id: int, number: int | None = None) -> VersionText | None:
+        """One version of a source (the latest by default)."""
+        if number is None:
+            row = self._one("SELECT v.id, v.number, v.text FROM source s "
+                            "JOIN version v ON v.id = s.latest_version WHERE s.id = %s",
+                            (source_id,))
+        else:
+            row = self._one("SELECT id, number, text FROM version "
+                            "WHERE source_id = %s AND number = %s", (source_id, number))
+        return VersionText(*row) if row else None
+
+    def versions(self, source_id: int) -> list[VersionText]:
+        """Every version of a source, newest first."""
+        return [VersionText(*row) for row in self._all(
+            "SELECT id, number, text FROM version WHERE source_id = %s ORDER BY number DESC",
+            (source_id,))]
+
+    def version_details(self, source_id: int) -> list[dict[str, Any]]:
+        """Everything but the text and raw bytes of each version, oldest first."""
+        rows = self._all(
+            "SELECT number, retrieved_at, text_sha256, raw_sha256, extractor, "
+            "extractor_version, meta, length(text), raw_size, raw_stored "
+            "FROM version WHERE source_id = %s ORDER BY number", (source_id,))
+        keys = ("version", "retrieved_at", "sha256", "raw_sha256", "extractor",
+                "extractor_version", "meta", "characters", "raw_size", "raw_stored")
+        details = [dict(zip(keys, row, strict=True)) for row in rows]
+        for item in details:
+            item["meta"] = json.loads(item["meta"])
+        return details
+
+    def version_pages(
+        self, source_id: int, version_number: int
+    ) -> list[tuple[int, int, int, str | None]]:
+        """``(start, end, number, label)`` of each page of a paged version (else empty)."""
+        row = self._one("SELECT pages FROM version WHERE source_id = %s AND number = %s",
+                        (source_id, version_number))
+        if not row or not row[0]:
+            return []
+        return [(int(a), int(b), int(n), label) for a, b, n, label in json.loads(row[0])]
+
+    def aliases(self, source_id: int) -> list[str]:
+        return [row[0] for row in self._all(
+            "SELECT locator FROM alias WHERE source_id = %s ORDER BY locator COLLATE \"C\"",
+            (source_id,))]
+
+    def quote_count(self, source_id: int) -> int:
+        row = self._one("SELECT count(*) FROM quote WHERE source_id = %s", (source_id,))
+        return int(row[0]) if row else 0
+
+    def raw_bytes(self, source_id: int, version_number: int) -> bytes:
+        """The stored raw bytes of one version (possibly capped; see ``raw_stored``)."""
+        row = self._one("SELECT raw FROM version WHERE source_id = %s AND number = %s",
+                        (source_id, version_number))
+        return zlib.decompress(row[0]) if row and row[0] else b""
+
+    def stored_raw(self, source_id: int, number: int | None = None) -> StoredRaw | None:
+        """One version's raw bytes and the facts to extract them again (latest by default)."""
+        which = "v.id = s.latest_version" if number is None else "v.number = %s"
+        row = self._one(
+            "SELECT v.number, s.kind, s.locator, s.display, v.raw, v.raw_size, v.retrieved_at, "
+            "v.text_sha256, v.extractor, v.extractor_version, v.meta "
+            f"FROM source s JOIN version v ON v.source_id = s.id AND {which} WHERE s.id = %s",
+            (source_id,) if number is None else (number, source_id))
+        if row is None:
+            return None
+        number, kind, locator, display, raw, size, at, sha, extractor, version, meta = row
+        return StoredRaw(source_id, number, kind, locator, display,
+                         zlib.decompress(raw) if raw else b"", size, at, sha, extractor,
+                         version, json.loads(meta))
+
+    def passages(self, version_id: int) -> list[Passage]:
+        return [Passage(*row) for row in self._all(
+            'SELECT start, "end", page, page_label FROM passage WHERE version_id = %s '
+            "ORDER BY start", (version_id,))]
+
+    def search(self, words: Sequence[str], limit: int, context: int = 40) -> Candidates:
+        """Up to ``limit`` passages holding any of ``words`` (those holding the rarest
+        words first), and how many passages hold each word."""
+        terms_of = {word: sorted(set(tokenize(word))) for word in words}
+        everything = sorted({t for terms in terms_of.values() for t in terms})
+        if not everything:
+            return Candidates((), 0, dict.fromkeys(words, 0))
+
+        def work(db: Connection) -> Candidates:
+            counts = db.execute(
+                "SELECT " + ", ".join(["(SELECT count(*) FROM passage WHERE terms @@ %s::tsquery)"]
+                                      * len(everything)) + ", (SELECT coalesce(max(id), 0) "
+                "FROM passage)", [_tsquery([t]) for t in everything]).fetchone()
+            assert counts is not None
+            holding_term = dict(zip(everything, counts[:-1], strict=True))
+            total = int(counts[-1])
+            # IDF of each term weighs the candidates: the index's pre-selection
+            weights = " + ".join(
+                "(CASE WHEN terms @@ %s::tsquery THEN %s ELSE 0 END)" for _ in everything)
+            params: list[Any] = []
+            for term in everything:
+                held = holding_term[term]
+                params += [_tsquery([term]), _idf(total, held)]
+            rows = db.execute(
+                "SELECT v.source_id, v.id, v.number, p.start, p.\"end\", p.page, p.page_label, "
+                "substr(v.text, greatest(p.start - %s, 0) + 1, "
+                "       p.\"end\" - greatest(p.start - %s, 0) + %s), "
+                "greatest(p.start - %s, 0) "
+                f"FROM (SELECT id, version_id, start, \"end\", page, page_label, {weights} AS w "
+                "      FROM passage WHERE terms @@ %s::tsquery "
+                "      ORDER BY w DESC, \"end\" - start, id LIMIT %s) AS p "
+                "JOIN version v ON v.id = p.version_id ORDER BY p.w DESC, p.\"end\" - p.start, "
+                "p.id",
+                [context, context, context, context, *params, _tsquery(everything), limit],
+            ).fetchall()
+            holding = {word: max((holding_term[t] for t in terms), default=0)
+                       for word, terms in terms_of.items()}
+            return Candidates(tuple(PassageHit(*row) for row in rows), total, holding)
+
+        return self._read(work, snapshot=True)
+
+    def attempts(self, *, failed_only: bool = False) -> list[Attempt]:
+        sql = "SELECT locator, at, status, message, kind, source_id FROM attempt"
+        if failed_only:
+            sql += " WHERE status != 'ok'"
+        return [Attempt(*row) for row in self._all(sql + " ORDER BY id")]
+
+    def recorded_quotes(self, source_id: int | None = None) -> list[Quote]:
+        """Every quote handed out or confirmed (of one source), by source, version, start."""
+        sql = ('SELECT q.source_id, v.number, q.start, q."end", q.page, q.page_label, q.text, '
+               "q.first_at FROM quote q JOIN version v ON v.id = q.version_id")
+        params: tuple[int, ...] = ()
+        if source_id is not None:
+            sql += " WHERE q.source_id = %s"
+            params = (source_id,)
+        return [Quote(*row) for row in self._all(
+            sql + ' ORDER BY q.source_id, v.number, q.start, q."end"', params)]
+
+    def counts(self) -> dict[str, int]:
+        """Row counts of the main tables (for tests, stats and benchmarks)."""
+        tables = ("source", "version", "passage", "quote", "attempt", "alias")
+
+        row = self._read(lambda db: db.execute(
+            "SELECT " + ", ".join(f"(SELECT count(*) FROM {t})" for t in tables)).fetchone())
+        assert row is not None
+        return dict(zip(tables, map(int, row), strict=True))
+
+    def export_rows(self, batch: int = 500) -> Iterator[CopyBatch]:
+        """Every row of the ledger, table by table and by id, from one snapshot."""
+        conn = self._connection()
+        with self._errors(), conn.transaction():
+            conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+            for table in COPY_COLUMNS:
+                order = "locator COLLATE \"C\"" if table == "alias" else "id"
+                with conn.cursor(name=f"fetchledger_copy_{table}") as cursor:
+                    cursor.execute(f"SELECT {quoted_columns(table)} FROM {table} "
+                                   f"ORDER BY {order}")
+                    while found := cursor.fetchmany(batch):
+                        yield table, found
+
+    def integrity_check(self) -> str:
+        """``"ok"``, or what is wrong: ids not dense 1..N or not matching the counter,
+        a source whose latest version is not its own, superseded passages indexed."""
+        checks = (
+            ("source ids are not 1..N with the counter at N",
+             "SELECT (SELECT value FROM counter WHERE name = 'source') = count(*) "
+             "AND coalesce(max(id), 0) = count(*) AND coalesce(min(id), 1) = 1 FROM source"),
+            ("a source's latest version is missing or not its own",
+             "SELECT NOT EXISTS (SELECT 1 FROM source s LEFT JOIN version v "
+             "ON v.id = s.latest_version WHERE v.source_id IS DISTINCT FROM s.id)"),
+            ("passages of superseded versions are indexed",
+             "SELECT NOT EXISTS (SELECT 1 FROM passage p JOIN version v ON v.id = p.version_id "
+             "JOIN source s ON s.id = v.source_id "
+             "WHERE p.terms IS NOT NULL AND s.latest_version <> v.id)"),
+        )
+        problems = [what for what, sql in checks if not (self._one(sql) or (False,))[0]]
+        return "; ".join(problems) or "ok"
+
+
+def _idf(total: int, held: int) -> float:
+    """The scorer's IDF (:func:`fetchledger.text.passages.rank_candidates`)."""
+    return math.log(1 + (max(total, held) - held + 0.5) / (held + 0.5))

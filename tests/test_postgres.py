@@ -1,0 +1,276 @@
+"""What only a PostgreSQL ledger has: a server that can be lost, locks held by other
+machines, passwords in the ledger URL, a database that may hold other things
+(DESIGN §4). Everything the backends share is tested on both (``both_backends``)."""
+
+from __future__ import annotations
+
+import functools
+import os
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+
+from fetchledger import (
+    Document,
+    Ledger,
+    LedgerCorrupt,
+    LedgerLocked,
+    Limits,
+)
+
+from conftest import pg_database_url, rows, table_counts
+
+pytestmark = pytest.mark.postgres
+
+
+def doc(locator: str, text: str) -> Document:
+    return Document(kind="file", locator=locator, display=locator, text=text,
+                    raw=text.encode())
+
+
+def with_password(url: str, password: str) -> str:
+    return url.replace("postgresql://postgres@", f"postgresql://postgres:{password}@", 1)
+
+
+def cli(*args: str, env: dict[str, str] | None = None,
+        timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "fetchledger", *args], capture_output=True,
+                          text=True, env={**os.environ, **(env or {})}, timeout=timeout,
+                          check=False)
+
+
+@pytest.fixture
+def url(pg_ledger_url: str) -> str:
+    return pg_ledger_url
+
+
+def backends_of(url: str) -> list[int]:
+    """Server processes serving fetchledger connections in this test's database."""
+    with psycopg.connect(url, autocommit=True) as db:
+        return [pid for (pid,) in db.execute(
+            "SELECT pid FROM pg_stat_activity WHERE application_name = 'fetchledger' "
+            "AND datname = current_database()").fetchall()]
+
+
+def terminate(pids: list[int], url: str) -> None:
+    with psycopg.connect(url, autocommit=True) as db:
+        for pid in pids:
+            db.execute("SELECT pg_terminate_backend(%s)", (pid,))
+
+
+# --- a lost connection ------------------------------------------------------------------------
+
+STALL_INSIDE = textwrap.dedent(
+    """
+    import os, sys
+    from fetchledger.store.postgres import PostgresStore
+    original = PostgresStore._index_version
+    def index_then_stall(*args):
+        original(*args)
+        print("inside", os.getpid(), flush=True)  # written, not committed
+        sys.stdin.readline()  # until the test has cut the connection
+    PostgresStore._index_version = staticmethod(index_then_stall)
+    from fetchledger.cli import main
+    sys.argv = ["fetchledger", "read", sys.argv[1]]
+    main()
+    """
+)
+
+
+def test_a_connection_killed_mid_write_is_exit_4_and_half_of_nothing(
+        url: str, tmp_path: Path) -> None:
+    with Ledger(url) as ledger:
+        ledger.register(doc("/kept", "A sentence that was committed."))
+    before = table_counts(url)
+    page = tmp_path / "never.txt"
+    page.write_text("A sentence whose registration is cut off.\n")
+    child = subprocess.Popen([sys.executable, "-c", STALL_INSIDE, str(page)],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True,
+                             env={**os.environ, "FETCHLEDGER_LEDGER": url})
+    assert child.stdout is not None
+    line = child.stdout.readline()
+    assert line.startswith("inside"), child.stderr.read() if child.stderr else ""
+    with psycopg.connect(url, autocommit=True) as db:  # the backend inside a transaction
+        (pid,) = db.execute(
+            "SELECT pid FROM pg_stat_activity WHERE application_name = 'fetchledger' "
+            "AND state = 'idle in transaction' AND datname = current_database()").fetchone()
+        db.execute("SELECT pg_terminate_backend(%s)", (pid,))
+    _, stderr = child.communicate("go on\n", timeout=60)
+    assert child.returncode == 4, stderr
+    lines = stderr.strip().splitlines()
+    assert lines[0].startswith("fetchledger: error: the PostgreSQL ledger ")
+    assert "unreachable" in lines[0] and len(lines) <= 2 and "Traceback" not in stderr
+    assert table_counts(url) == before  # nothing of the cut-off source
+    with Ledger(url) as ledger:
+        assert ledger.integrity_check() == "ok"
+        assert ledger.read(page).source.id == 2  # a re-run registers it, with the next id
+
+
+def test_reads_survive_a_lost_connection(url: str) -> None:
+    with Ledger(url) as ledger:
+        ledger.register(doc("/a", "Water boils at 100 degrees."))
+        terminate(backends_of(url), url)
+        assert ledger.source(1).id == 1  # the read is tried again on a new connection
+        terminate(backends_of(url), url)
+        # a write after the loss opens a new connection too (nothing was in flight)
+        assert ledger.register(doc("/b", "Ice melts at 0 degrees.")).source.id == 2
+
+
+def test_an_unreachable_server_is_exit_4_in_one_line_without_the_password() -> None:
+    secret = "hunter2-secret"
+    for ledger in (f"postgresql://postgres:{secret}@127.0.0.1:1/nothing",
+                   f"postgres://127.0.0.1:1/nothing?password={secret}&connect_timeout=2"):
+        done = cli("--ledger", ledger, "list")
+        assert done.returncode == 4, done.stderr
+        assert secret not in done.stderr + done.stdout
+        first = done.stderr.splitlines()[0]
+        assert first.startswith("fetchledger: error: the PostgreSQL ledger postgres")
+        assert "127.0.0.1:1/nothing" in first and "Traceback" not in done.stderr
+
+
+def test_passwords_are_never_printed(url: str, tmp_path: Path) -> None:
+    secret = "s3cr3t-pass-word"
+    ledger = with_password(url, secret)
+    page = tmp_path / "a.txt"
+    page.write_text("Water boils at 100 degrees.\n")
+    printed = ""
+    for args in (["--ledger", ledger, "read", str(page)], ["show", "99"], ["reset"],
+                 ["--ledger", ledger, "reset", "--yes"], ["--help"], ["list", "--help"]):
+        done = cli(*args, env={"FETCHLEDGER_LEDGER": ledger})
+        printed += done.stdout + done.stderr
+    assert "emptied postgresql://postgres@" in printed
+    assert secret not in printed
+    missing = pg_database_url(url.split("?", maxsplit=1)[0].rsplit("/", 1)[0], "no_such_db_here")
+    done = cli("--ledger", with_password(missing, secret), "list")
+    assert done.returncode == 4 and "no_such_db_here" in done.stderr
+    assert secret not in done.stderr
+
+
+# --- locks and concurrency --------------------------------------------------------------------
+
+
+@pytest.fixture
+def held_id_lock(url: str) -> Iterator[None]:
+    """Another machine holding the id counter (a registration that does not end)."""
+    Ledger(url).close()
+    with psycopg.connect(url) as other:
+        other.execute("SELECT value FROM counter FOR UPDATE")
+        yield
+        other.rollback()
+
+
+@pytest.mark.usefixtures("held_id_lock")
+def test_a_lock_held_past_the_timeout_is_exit_4_with_one_line(
+        url: str, tmp_path: Path, run_cli: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    with pytest.raises(LedgerLocked), Ledger(url, limits=Limits(ledger_busy_timeout=0.3)) as led:
+        led.register(doc("/new", "A new source waits for an id."))
+    monkeypatch.setattr("fetchledger.ledger.Limits",
+                        functools.partial(Limits, ledger_busy_timeout=0.3))
+    page = tmp_path / "a.txt"
+    page.write_text("A new source waits for an id.\n")
+    done = run_cli("--ledger", url, "read", str(page))
+    assert done.exit_code == 4
+    assert done.stderr.splitlines()[0] == (
+        f"fetchledger: error: the ledger {url} stayed locked by another writer past 0.3 s")
+    assert table_counts(url)["source"] == 0
+
+
+def test_one_canonical_source_from_two_writers_at_once_gets_one_id(url: str) -> None:
+    Ledger(url).close()
+    with psycopg.connect(url) as other:  # hold the id lock so both writers queue behind it
+        other.execute("SELECT value FROM counter FOR UPDATE")
+        results: list[int] = []
+
+        def register() -> None:
+            with Ledger(url) as led:
+                results.append(led.register(doc("/same", "One canonical source.")).source.id)
+
+        writers = [threading.Thread(target=register) for _ in range(2)]
+        for writer in writers:
+            writer.start()
+        time.sleep(0.5)  # both are now waiting for the counter
+        other.rollback()
+        for writer in writers:
+            writer.join(timeout=30)
+    assert results == [1, 1]
+    assert rows(url, "SELECT id, locator FROM source") == [(1, "/same")]
+    assert rows(url, "SELECT value FROM counter") == [(1,)]  # no id spent on the loser
+
+
+def test_fresh_ledgers_opened_by_many_processes_at_once_migrate_once(url: str) -> None:
+    opener = "import sys; from fetchledger import Ledger; Ledger(sys.argv[1]).close()"
+    children = [subprocess.Popen([sys.executable, "-c", opener, url], stderr=subprocess.PIPE,
+                                 text=True) for _ in range(6)]
+    for child in children:
+        _, err = child.communicate(timeout=60)
+        assert child.returncode == 0, err
+    assert rows(url, "SELECT name FROM migration ORDER BY name") == [
+        ("0001_initial",), ("0002_keyed_identity",)]
+
+
+# --- what the database holds ------------------------------------------------------------------
+
+
+def test_a_database_holding_other_tables_is_refused_untouched(url: str) -> None:
+    rows(url, "CREATE TABLE orders (id int)")
+    with pytest.raises(LedgerCorrupt, match="not a fetchledger ledger"):
+        Ledger(url)
+    assert rows(url, "SELECT table_name FROM information_schema.tables "
+                     "WHERE table_schema = current_schema()") == [("orders",)]
+
+
+def test_raw_bytes_are_bytea_and_text_is_exact(url: str) -> None:
+    text = "Line one ends here.\nZero width\u200b and \ufffd survive. Emoji 🙂 too."
+    with Ledger(url) as ledger:
+        got = ledger.register(Document(kind="file", locator="/x", display="/x", text=text,
+                                       raw=bytes(range(256))))
+        assert ledger.text(got.source.id) == text
+        assert ledger.raw(got.source.id) == bytes(range(256))
+    assert rows(url, "SELECT pg_typeof(raw)::text FROM version") == [("bytea",)]
+
+
+def test_missing_psycopg_is_a_clear_error() -> None:
+    script = ("import sys; sys.modules['psycopg'] = None; from fetchledger.cli import main; "
+              "sys.argv = ['fetchledger', '--ledger', 'postgresql://u:pw@db.example/x', 'list'];"
+              " main()")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          check=False)
+    assert done.returncode == 4
+    assert done.stderr.splitlines() == [
+        "fetchledger: error: postgresql://u@db.example/x is a PostgreSQL ledger and psycopg "
+        "is not installed (import of psycopg halted; None in sys.modules)",
+        "hint: pip install 'fetchledger[postgres]'"]
+
+
+
+def test_a_reviewer_role_reads_but_cannot_write(url: str, tmp_path: Path) -> None:
+    with Ledger(url) as ledger:
+        ledger.register(doc("/a", "Water boils at 100 degrees."))
+    schema = url.rsplit("%3D", 1)[1]
+    role = f"reviewer_{schema}"
+    rows(url, f"CREATE ROLE {role} LOGIN")
+    try:
+        rows(url, f"GRANT USAGE ON SCHEMA {schema} TO {role}")
+        rows(url, f"GRANT SELECT ON ALL TABLES IN SCHEMA {schema} TO {role}")
+        as_reviewer = url.replace("postgresql://postgres@", f"postgresql://{role}@", 1)
+        listed = cli("--ledger", as_reviewer, "list")
+        assert listed.returncode == 0 and listed.stdout.startswith("[1] a"), listed.stderr
+        page = tmp_path / "b.txt"
+        page.write_text("Ice melts at 0 degrees.\n")
+        refused = cli("--ledger", as_reviewer, "read", str(page))
+        assert refused.returncode == 4
+        assert refused.stderr.startswith(f"fetchledger: error: the ledger {as_reviewer} "
+                                         "cannot be written: permission denied")
+        assert table_counts(url)["source"] == 1
+    finally:
+        rows(url, f"DROP OWNED BY {role}")
+        rows(url, f"DROP ROLE {role}")
