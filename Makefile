@@ -5,13 +5,14 @@
 #                  fuzzing) with their measured figures, then the ledger load benchmark
 # make chromium  - install Debian's chromium for the browser tests when it is missing
 #                  and this machine allows it (root and apt-get); otherwise do nothing
+# make pandoc    - the same for Debian's pandoc (the bibliography client tests)
 
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: venv demo test lint typecheck pytest bench hardening docs clean chromium
+.PHONY: venv demo test lint typecheck pytest bench hardening docs clean chromium pandoc
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -30,7 +31,7 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-pytest: $(STAMP) chromium
+pytest: $(STAMP) chromium pandoc
 	$(BIN)/python -m pytest -q
 
 # Quiet and idempotent: nothing happens when a Chromium is there (or named by
@@ -45,6 +46,17 @@ chromium:
 	    || { apt-get update -qq >/dev/null 2>&1 \
 	         && apt-get install -y -qq chromium >/dev/null 2>&1; }; } \
 	  || echo "make: could not install chromium; the browser tests will say so"; \
+	fi
+
+pandoc:
+	@if ! command -v pandoc >/dev/null 2>&1 && [ "$$(id -u)" = 0 ] \
+	    && command -v apt-get >/dev/null 2>&1; then \
+	  echo "make: installing Debian's pandoc for the bibliography tests"; \
+	  export DEBIAN_FRONTEND=noninteractive; \
+	  { apt-get install -y -qq pandoc >/dev/null 2>&1 \
+	    || { apt-get update -qq >/dev/null 2>&1 \
+	         && apt-get install -y -qq pandoc >/dev/null 2>&1; }; } \
+	  || echo "make: could not install pandoc; the pandoc tests will say so"; \
 	fi
 
 test: lint typecheck pytest

@@ -70,7 +70,7 @@ def test_render_to_an_output_file(run_cli, seeded: Path, draft: Path, tmp_path: 
     assert "[^" not in draft.read_text(encoding="utf-8")
     bib = tmp_path / "refs.bib"
     assert run_cli("render", str(draft), "--style", "bibtex", "-o", str(bib)).exit_code == 0
-    assert bib.read_text(encoding="utf-8").startswith("@misc{fetchledger-1,")
+    assert bib.read_text(encoding="utf-8").startswith("@online{fetchledger-1,")
 
 
 def test_render_unknown_id_exits_2_and_writes_nothing(run_cli, seeded: Path,

@@ -126,7 +126,9 @@ def test_bibtex_parses(seeded: Path, tmp_path: Path) -> None:
     library = bibtexparser.parse_string(out.read_text(encoding="utf-8"))
     assert not library.failed_blocks
     assert [e.key for e in library.entries] == [f"fetchledger-{i}" for i in range(1, 7)]
-    assert all(e.entry_type == "misc" for e in library.entries)
+    # web and http sources are @online (biblatex's type, pandoc's webpage); others @misc
+    assert [e.entry_type for e in library.entries] == [
+        "online", "misc", "online", "misc", "online", "misc"]
     web = library.entries[0].fields_dict
     assert web["url"].value == "https://example.org/boiling"
     assert web["year"].value == "2021"

@@ -66,7 +66,9 @@ def test_entry_parts_for_every_kind(ledger: Ledger) -> None:
     assert out.block.splitlines() == [
         f"[3] Siedepunkt — example.de — https://example.de/siedepunkt — retrieved {day}",
         f"[4] python3 --version — python3 --version (in /work) — retrieved {day}",
-        f"[5] api.example.org — POST https://api.example.org/v1/boil — retrieved {day}",
+        # the request URL, then the method (and body hash, when a body was sent)
+        f"[5] JSON from api.example.org/v1/boil — https://api.example.org/v1/boil (POST) — "
+        f"retrieved {day}",
         f"[6] field_notes.txt — /notes/field_notes.txt — retrieved {day}",
     ]
 

@@ -135,7 +135,7 @@ def _parse(html: str, locator: str) -> lxml.html.HtmlElement:
     tree = _tree(html, locator)
     if too_deep(tree):  # libxml2 dropped everything past a depth of 256
         tree = _tree(cap_depth(html), locator)
-    formulas_as_text(tree)  # before hidden elements go: MediaWiki hides its MathML
+    formulas_as_text(tree, html)  # before hidden elements go: MediaWiki hides its MathML
     for element in tree.xpath(_MAYBE_HIDDEN_XPATH):
         hidden = (element.tag in _INERT or element.get("hidden") is not None
                   or element.get("aria-hidden", "").strip().lower() == "true"

@@ -42,16 +42,24 @@ from .pdftext import continues, text_width
 __all__ = ["formulas_as_text", "join_soft_breaks", "prepare_prose", "split_block_items",
            "table_row", "unwrap_layout_tables"]
 
-_APPARATUS = lxml.etree.XPath(
-    "//sup[contains(concat(' ', normalize-space(@class), ' '), ' reference ')]"
-    " | //*[contains(@class, 'Inline-Template')]"
-    " | //*[contains(concat(' ', normalize-space(@class), ' '), ' mw-editsection ')]"
-    " | //*[contains(concat(' ', normalize-space(@class), ' '), ' mw-cite-backlink ')]"
-    " | //*[@role='doc-noteref' or @role='doc-backlink']"
-    " | //a[contains(concat(' ', normalize-space(@class), ' '), ' footnote-ref ')"
-    " or contains(concat(' ', normalize-space(@class), ' '), ' footnote-back ')"
-    " or contains(concat(' ', normalize-space(@class), ' '), ' footnoteRef ')"
-    " or @data-footnote-ref or @data-footnote-backref]"
+def _has_class(name: str) -> str:
+    return f"contains(concat(' ', normalize-space(@class), ' '), ' {name} ')"
+
+
+# Each kind of apparatus markup: the word its page source must hold, and where it is
+# (a page without the word skips the search: most pages hold none of them).
+_APPARATUS = (
+    ("reference", lxml.etree.XPath(
+        f"//sup[contains(@class, 'reference')][{_has_class('reference')}]")),
+    ("Inline-Template", lxml.etree.XPath("//*[contains(@class, 'Inline-Template')]")),
+    ("mw-editsection", lxml.etree.XPath(
+        f"//*[contains(@class, 'mw-editsection')][{_has_class('mw-editsection')}]")),
+    ("mw-cite-backlink", lxml.etree.XPath(
+        f"//*[contains(@class, 'mw-cite-backlink')][{_has_class('mw-cite-backlink')}]")),
+    ("doc-", lxml.etree.XPath("//*[@role='doc-noteref' or @role='doc-backlink']")),
+    ("ootnote", lxml.etree.XPath(
+        f"//a[{_has_class('footnote-ref')} or {_has_class('footnote-back')}"
+        f" or {_has_class('footnoteRef')} or @data-footnote-ref or @data-footnote-backref]")),
 )
 # A superscript that is only a link to a note on the same page, or anything bracketed.
 _MAYBE_NOTE = lxml.etree.XPath(
@@ -60,11 +68,9 @@ _MAYBE_NOTE = lxml.etree.XPath(
 _NOTE_MARK = re.compile(
     r"^(?:\[[^\[\]]{1,40}\]"
     r"|\[?(?:\d{1,4}|[a-zA-Z]{1,2}|[ivxlc]{1,5}|[*†‡§¶]{1,3})(?:\s*[,–-]\s*\d{1,4})*\]?)$")
-# Words every kind of apparatus markup above holds: a page with none skips the search.
-_APPARATUS_SIGNS = ("<sup", "<SUP", "Inline-Template", "mw-editsection", "mw-cite-backlink",
-                    "doc-noteref", "doc-backlink", "footnote", "reference")
-_MATH = lxml.etree.XPath("//*[local-name()='math']")
-_TEX = lxml.etree.XPath(".//*[local-name()='annotation'][contains(@encoding, 'tex')]")
+_SUP_SIGNS = ("<sup", "<SUP", "<Sup")
+_MATH = lxml.etree.XPath("//math")  # the HTML parser keeps no namespaces
+_TEX = lxml.etree.XPath(".//annotation[contains(@encoding, 'tex')]")
 _DISPLAYSTYLE = re.compile(r"^\{\\(?:displaystyle|textstyle)\s*(.*)\}$", re.DOTALL)
 _MATH_IMAGE = lxml.etree.XPath(
     "//img[contains(@class, 'mwe-math-fallback-image')][not(ancestor::*[contains(@class, "
@@ -89,22 +95,15 @@ _SHORT_LINE = 50  # characters: a block of lines this short is verse, an address
 def prepare_prose(tree: lxml.html.HtmlElement, source: str | None = None) -> None:
     """Drop the apparatus and render quotation whitespace, in place (formulas go
     first, through :func:`formulas_as_text`, before hidden elements are removed).
-    ``source``, the page's HTML, lets a page without any sign of apparatus skip the
-    search for it."""
-    if source is None or any(sign in source for sign in _APPARATUS_SIGNS):
-        _drop_apparatus(tree)
+    ``source``, the page's HTML, lets a page skip the searches for markup it lacks."""
+    _drop_apparatus(tree, source)
     for quote in _QUOTES(tree):
         _collapse_whitespace(quote)
 
 
-def formulas_as_text(tree: lxml.html.HtmlElement) -> None:
-    """Each ``<math>`` as its alttext or TeX (see above), in place."""
-    _math_as_text(tree)
-
-
 def join_soft_breaks(root: lxml.etree._Element, *, tei: bool = False) -> bool:
-    """Join the soft line breaks of ``root`` (see above), in place; False when it has
-    none (and nothing changed).
+    """Join the soft line breaks of ``root`` (see above), in place; True when anything
+    changed (a break joined, or whitespace around one rendered).
     ``tei``: ``root`` is trafilatura's output (``<lb/>`` breaks, ``<p>``/``<head>``/
     ``<item>``/``<cell>`` blocks), which is where extracted pages are joined, so that
     trafilatura's choice of the main text never depends on it."""
@@ -117,20 +116,25 @@ def join_soft_breaks(root: lxml.etree._Element, *, tei: bool = False) -> bool:
         block = _block_of(br, blocks_of, root)
         if block is not None:
             blocks.setdefault(id(block), block)
+    changed = False
     for block in blocks.values():
-        _join_block(block, blocks_of)
-    return True
+        changed = _join_block(block, blocks_of) or changed
+    return changed
 
 
 # --- apparatus ---------------------------------------------------------------------------
 
 
-def _drop_apparatus(tree: lxml.html.HtmlElement) -> None:
-    marks = list(_APPARATUS(tree))
-    for element in _MAYBE_NOTE(tree):
-        text = " ".join(element.text_content().split())
-        if _NOTE_MARK.match(text):
-            marks.append(element)
+def _drop_apparatus(tree: lxml.html.HtmlElement, source: str | None) -> None:
+    marks: list[lxml.etree._Element] = []
+    for sign, where in _APPARATUS:
+        if source is None or sign in source:
+            marks.extend(where(tree))
+    if source is None or any(sign in source for sign in _SUP_SIGNS):
+        for element in _MAYBE_NOTE(tree):
+            text = " ".join(element.text_content().split())
+            if _NOTE_MARK.match(text):
+                marks.append(element)
     for element in marks:
         if element.getparent() is not None:
             _replace_with_text(element, "")
@@ -153,7 +157,11 @@ def _replace_with_text(element: lxml.etree._Element, text: str) -> None:
 # --- formulas ----------------------------------------------------------------------------
 
 
-def _math_as_text(tree: lxml.html.HtmlElement) -> None:
+def formulas_as_text(tree: lxml.html.HtmlElement, source: str | None = None) -> None:
+    """Each ``<math>`` as its alttext or TeX (see above), in place; ``source``, the
+    page's HTML, lets a page without formulas skip the search."""
+    if source is not None and not any(sign in source for sign in ("math", "MATH", "Math")):
+        return
     for math in _MATH(tree):
         if math.getparent() is None:
             continue
@@ -189,13 +197,13 @@ def _strip_displaystyle(tex: str) -> str:
 # --- line breaks -------------------------------------------------------------------------
 
 
-def _join_block(block: lxml.etree._Element, blocks_of: frozenset[str]) -> None:
-    _collapse_whitespace(block)
+def _join_block(block: lxml.etree._Element, blocks_of: frozenset[str]) -> bool:
+    changed = _collapse_whitespace(block)
     lines = list(_visual_lines(block, blocks_of))
     texts = [" ".join(text.split()) for text, _ in lines]
     filled = [t for t in texts if t]
     if _stanza(filled):
-        return  # verse, an address, a list: every break stays
+        return changed  # verse, an address, a list: every break stays
     width = text_width(filled) if len(filled) >= 3 else None
     joined = False
     for (_, br), previous, line in zip(lines, texts, texts[1:], strict=False):
@@ -205,6 +213,7 @@ def _join_block(block: lxml.etree._Element, blocks_of: frozenset[str]) -> None:
         joined = True
     if joined:
         _collapse_whitespace(block)  # the space put in may meet one of the text's
+    return changed or joined
 
 
 def _stanza(lines: list[str]) -> bool:
@@ -295,10 +304,12 @@ def unwrap_layout_tables(body: lxml.etree._Element) -> bool:
     return changed
 
 
-def _collapse_whitespace(root: lxml.etree._Element) -> None:
+def _collapse_whitespace(root: lxml.etree._Element) -> bool:
+    """Whitespace runs in text as one space (see above); True when any changed."""
     # XPath finds the text nodes; lxml's .text/.tail (which join adjacent text nodes,
     # as trafilatura's output has) are what is rewritten, each once.
     done: set[tuple[int, bool]] = set()
+    changed = False
     for node in _WHITESPACE_NODES(root):
         parent = node.getparent()
         if parent is None or (id(parent), node.is_text) in done:
@@ -308,10 +319,14 @@ def _collapse_whitespace(root: lxml.etree._Element) -> None:
         if not value or not value.strip():
             continue  # layout between tags: trafilatura reads it as such
         collapsed = _HTML_SPACES.sub(" ", value)
+        if collapsed == value:
+            continue
+        changed = True
         if node.is_text:
             parent.text = collapsed
         else:
             parent.tail = collapsed
+    return changed
 
 
 def split_block_items(body: lxml.etree._Element) -> bool:

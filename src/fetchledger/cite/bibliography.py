@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+import html
 import re
-from pathlib import PurePosixPath
 from typing import Any
 
 from ..models import Source
 from ..text.normalize import one_line
-from .entries import http_method, source_url
+from .entries import citation_title, request_text, source_url
 
 __all__ = ["bibtex_entry", "csl_item", "csl_type", "parse_date"]
 
@@ -38,21 +38,27 @@ def parse_date(value: str | None) -> list[int] | None:
     return [int(part) for part in match.groups() if part]
 
 
-def _summary(source: Source, pages: str | None) -> str:
-    facts = [f"fetchledger source [{source.id}]", f"retrieved {source.retrieved_at}",
-             f"text sha256 {source.sha256}"]
+def _summary(source: Source) -> str:
+    """The ledger's facts an entry's note carries: id, request, retrieval, text hash."""
+    facts = [f"fetchledger source [{source.id}]"]
+    sent = request_text(source, full=True)
+    if sent:
+        facts.append(f"HTTP {sent}")
+    facts.extend([f"retrieved {source.retrieved_at}", f"text sha256 {source.sha256}"])
     if source.kind == "command" and "exit_code" in source.meta:
         facts.append(f"exit code {source.meta['exit_code']}")
-    if pages:
-        facts.append(pages)
     return "; ".join(facts)
 
 
 def csl_item(source: Source, *, key: str, pages: str | None = None,
              url: str | None = None) -> dict[str, Any]:
-    """One CSL-JSON item. ``pages`` is a page list such as ``4, 12–14``."""
-    title = one_line(source.title or "") or source.label
-    item: dict[str, Any] = {"id": key, "type": csl_type(source), "title": title}
+    """One CSL-JSON item. ``pages`` is a page list such as ``4, 12–14``. The request
+    of an http source (method, body hash) is in ``note``, never in ``URL``."""
+    title = citation_title(source)
+    # a made-up title keeps its case: citeproc would title-case "JSON from Api.example.org"
+    shown = f'<span class="nocase">{html.escape(title.text, quote=False)}</span>' \
+        if title.generated else title.text
+    item: dict[str, Any] = {"id": key, "type": csl_type(source), "title": shown}
     link = url or source_url(source)
     if link:
         item["URL"] = link
@@ -68,17 +74,11 @@ def csl_item(source: Source, *, key: str, pages: str | None = None,
         item["author"] = [{"literal": one_line(source.author)}]
     if source.site and source.kind in ("web", "http"):
         item["container-title"] = one_line(source.site)
-    if source.kind == "file":
+    if source.kind in ("file", "command"):
         item["archive_location"] = source.locator
-        item["medium"] = PurePosixPath(source.locator).suffix.lstrip(".") or "file"
-    if source.kind == "command":
-        item["medium"] = "command output"
-        item["archive_location"] = source.locator
-    if source.kind == "http" and http_method(source) not in (None, "GET"):
-        item["medium"] = f"HTTP {http_method(source)} response"
     if pages:
         item["page"] = pages
-    item["note"] = _summary(source, None)
+    item["note"] = _summary(source)
     return item
 
 
@@ -88,7 +88,8 @@ _BIBTEX_SPECIAL = re.compile(r"([&%$#_{}])")
 def _bibtex_text(text: str) -> str:
     text = text.replace("\\", r"\textbackslash{}")
     text = _BIBTEX_SPECIAL.sub(r"\\\1", text)
-    return text.replace("~", r"\textasciitilde{}").replace("^", r"\textasciicircum{}")
+    text = text.replace("~", r"\textasciitilde{}").replace("^", r"\textasciicircum{}")
+    return re.sub("-(?=-)", "-{}", text)  # `--` would print as a dash
 
 
 def _bibtex_url(url: str) -> str:
@@ -98,26 +99,32 @@ def _bibtex_url(url: str) -> str:
 
 def bibtex_entry(source: Source, *, key: str, pages: str | None = None,
                  url: str | None = None) -> str:
-    """One ``@misc`` entry (``url``/``urldate`` for web sources, as biblatex and
-    natbib read them; ``howpublished`` names the host, file or command)."""
-    title = one_line(source.title or "") or source.label
-    fields: list[tuple[str, str]] = [("title", "{" + _bibtex_text(title) + "}")]
+    """One ``@online`` (web and http sources) or ``@misc`` entry, read alike by
+    biblatex, pandoc and BibTeX (which takes ``@online`` as ``@misc``): the title in
+    double braces (its case kept), ``date`` (biblatex) beside ``year``/``month``,
+    ``url`` and ``urldate = {YYYY-MM-DD}``; ``howpublished`` names the site when known,
+    else the host, file or command."""
+    title = citation_title(source).text
+    fields: list[tuple[str, str]] = [("title", "{{" + _bibtex_text(title) + "}}")]
     if source.author:
         fields.append(("author", "{{" + _bibtex_text(one_line(source.author)) + "}}"))
     issued = parse_date(source.date)
     if issued:
+        fields.append(("date", "{" + "-".join(f"{part:02d}" for part in issued) + "}"))
         fields.append(("year", str(issued[0])))
         if len(issued) > 1:
             fields.append(("month", str(issued[1])))
-    fields.append(("howpublished", "{" + _bibtex_text(source.label) + "}"))
+    site = one_line(source.site or "") if source.kind in ("web", "http") else ""
+    fields.append(("howpublished", "{" + _bibtex_text(site or source.label) + "}"))
     link = url or source_url(source)
     if link:
         fields.append(("url", "{" + _bibtex_url(link) + "}"))
     fields.append(("urldate", "{" + source.retrieved_at[:10] + "}"))
     if pages:
-        fields.append(("pages", "{" + _bibtex_text(pages.replace("–", "--")) + "}"))
+        fields.append(("pages", "{" + _bibtex_text(pages).replace("–", "--") + "}"))
     if source.kind in ("file", "command"):
         fields.append(("addendum", "{" + _bibtex_text(one_line(source.locator)) + "}"))
-    fields.append(("note", "{" + _bibtex_text(_summary(source, None)) + "}"))
+    fields.append(("note", "{" + _bibtex_text(_summary(source)) + "}"))
     body = ",\n".join(f"  {name} = {value}" for name, value in fields)
-    return f"@misc{{{key},\n{body}\n}}"
+    kind = "online" if source.kind in ("web", "http") else "misc"
+    return f"@{kind}{{{key},\n{body}\n}}"

@@ -8,19 +8,26 @@ a writer typed can reach an entry.
 from __future__ import annotations
 
 import itertools
+import posixpath
 import re
 from dataclasses import dataclass
 from urllib.parse import quote as percent_encode
+from urllib.parse import unquote, urlsplit
 
+from ..identity.urls import RequestLocator, split_http_locator, without_userinfo
 from ..models import Source
 from ..text.normalize import one_line
 from .evidence import Support
 
 __all__ = [
     "Entry",
+    "Title",
+    "citation_title",
     "entry_parts",
     "http_method",
     "pages_text",
+    "request",
+    "request_text",
     "source_url",
     "text_fragment_url",
 ]
@@ -57,21 +64,64 @@ class Entry:
         return url
 
 
+def request(source: Source) -> RequestLocator | None:
+    """The request of an ``http`` source (method, URL, body hash), when its locator
+    names one."""
+    return split_http_locator(source.locator) if source.kind == "http" else None
+
+
 def http_method(source: Source) -> str | None:
     """The method of an ``http`` source's request, when its locator names one."""
-    if source.kind == "http":
-        first, _, rest = source.locator.partition(" ")
-        if rest and re.fullmatch(r"[A-Z]+", first):
-            return first
-    return None
+    sent = request(source)
+    return sent.method if sent else None
 
 
 def source_url(source: Source) -> str | None:
-    if source.kind == "web":
-        return source.locator
-    if source.kind == "http":
-        return source.locator.partition(" ")[2] if http_method(source) else source.locator
-    return None
+    """The address to follow: the request URL of web and http sources (never the
+    method or body hash beside it in the locator), without user-info."""
+    if source.kind not in ("web", "http"):
+        return None
+    sent = request(source)
+    return without_userinfo(sent.url if sent else source.locator)
+
+
+def request_text(source: Source, *, full: bool = False) -> str | None:
+    """``PUT, body sha256 1f206b11c23e…`` for a request other than a plain GET (the
+    whole hash with ``full``); None otherwise."""
+    sent = request(source)
+    if sent is None or (sent.method == "GET" and sent.body_sha256 is None):
+        return None
+    if sent.body_sha256 is None:
+        return sent.method
+    digest = sent.body_sha256 if full else sent.body_sha256[:12] + "…"
+    return f"{sent.method}, body sha256 {digest}"
+
+
+@dataclass(frozen=True)
+class Title:
+    """What an entry prints as the title; ``generated`` when fetchledger made it up
+    (a file name, a command line, ``JSON from host/path``): its case is no style's to
+    change."""
+
+    text: str
+    generated: bool
+
+
+def citation_title(source: Source) -> Title:
+    """The source's own title; for a JSON resource of the web named only by its last
+    path segment (or nothing), ``JSON from host/path``; else the host, file name or
+    command line."""
+    title = one_line(source.title or "")
+    url = source_url(source)
+    content_type = str(source.meta.get("content_type") or "").lower()
+    if url and "json" in content_type:
+        parts = urlsplit(url)
+        segment = unquote(parts.path.rstrip("/").rsplit("/", 1)[-1])
+        if not title or title == one_line(segment):
+            return Title(f"JSON from {parts.netloc}{parts.path.rstrip('/')}", generated=True)
+    if not title:
+        return Title(source.label, generated=True)
+    return Title(title, generated=title in (source.label, posixpath.basename(source.locator)))
 
 
 def pages_text(pages: list[tuple[int, str | None]]) -> str:
@@ -114,14 +164,14 @@ def _fragment_part(text: str) -> str:
 
 
 def entry_parts(entry: Entry, *, markdown: bool) -> list[str]:
-    """title — label — locator — retrieved date — pages (parts that repeat dropped)."""
+    """title — label — locator — retrieved date — pages (parts that repeat dropped, and
+    the label when a made-up title already names it)."""
     source = entry.source
-    title = one_line(source.title or "")
+    title = citation_title(source)
+    parts = [title.text] if title.text else []
     label = source.label
-    parts: list[str] = []
-    for text in (title, label):
-        if text and text not in parts:
-            parts.append(text)
+    if label and label != title.text and not (title.generated and label in title.text):
+        parts.append(label)
     shown = [_escape(p) if markdown else p for p in parts]
     locator = _locator(entry, markdown=markdown)
     if locator and _bare(locator) not in parts:
@@ -141,12 +191,12 @@ def _locator(entry: Entry, *, markdown: bool) -> str:
     source = entry.source
     url = entry.url()
     if url is not None:
-        method = http_method(source)
-        prefix = f"{method} " if method and method != "GET" else ""
+        sent = request_text(source)
+        suffix = f" ({sent})" if sent else ""
         if markdown:
             safe = url.replace(" ", "%20").replace("<", "%3C").replace(">", "%3E")
-            return f"{prefix}<{safe}>"
-        return prefix + url
+            return f"<{safe}>{suffix}"
+        return url + suffix
     locator = one_line(source.locator)
     return _code(locator) if markdown else locator
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -45,13 +46,16 @@ if TYPE_CHECKING:
     import httpx
 
 __all__ = [
+    "RequestLocator",
     "file_locator",
     "http_identity",
     "http_locator",
     "normalize_url",
     "parse_http_url",
     "redact_url",
+    "split_http_locator",
     "url_identity",
+    "without_userinfo",
 ]
 
 
@@ -301,5 +305,34 @@ def _http(method: str, url: str, body: bytes | None, content_type: str) -> str:
     locator = f"{method.upper()} {url}"
     if body:
         digest = hashlib.sha256(redact_body(body, content_type)).hexdigest()
-        locator += f" body:sha256={digest}"
+        locator += f"{_BODY_MARK}{digest}"
     return locator
+
+
+_BODY_MARK = " body:sha256="
+_HTTP_LOCATOR = re.compile(r"([A-Z][A-Z0-9_-]*) (\S+?)(?: body:sha256=([0-9a-f]{64}))?")
+
+
+@dataclass(frozen=True)
+class RequestLocator:
+    """The parts of an ``http`` source's locator: the method, the request URL (as
+    displayed) and the SHA-256 of the (secret-redacted) body when one was sent."""
+
+    method: str
+    url: str
+    body_sha256: str | None = None
+
+
+def split_http_locator(locator: str) -> RequestLocator | None:
+    """``POST https://host/path body:sha256=HEX`` as its parts (None for another form:
+    a plain URL, as an older ledger may hold)."""
+    match = _HTTP_LOCATOR.fullmatch(locator)
+    if match is None:
+        return None
+    return RequestLocator(match.group(1), match.group(2), match.group(3))
+
+
+def without_userinfo(url: str) -> str:
+    """``url`` without its user-info (``https://REDACTED@host/`` → ``https://host/``):
+    a credential, even redacted, is no part of an address people follow."""
+    return re.sub(r"^([A-Za-z][A-Za-z0-9+.-]*://)[^/?#@]*@", r"\1", url)
