@@ -47,7 +47,7 @@ from .models import (
 )
 from .store import open_store, shown_location
 from .store.prepare import Failed, Prepared, prepare
-from .store.protocol import AttemptRow, QuoteRow, Store, StoredVersion, utc_now
+from .store.protocol import AttemptRow, ClaimRound, QuoteRow, Store, StoredVersion, utc_now
 from .text.passages import (
     QuoteSpan,
     cut_quote,
@@ -60,6 +60,8 @@ from .text.passages import (
 from .text.verbatim import find_verbatim, nearest_passage
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from .adapters.curl_args import CurlCommand
     from .adapters.web import WebAdapter
     from .batch.lines import BatchInput, BatchOutcome
@@ -602,6 +604,13 @@ class Ledger:
     def integrity_check(self) -> str:
         """The backend's own consistency check of the ledger (``"ok"`` when sound)."""
         return self._store.integrity_check()
+
+    def claim_inputs(self, holder: str, want: Sequence[str],
+                     finished: Sequence[tuple[str, str, str]], lease: float,
+                     since: datetime | None) -> ClaimRound | None:
+        """One round of batch claims on a shared ledger (:mod:`fetchledger.batch.claims`):
+        None on a ledger only one machine writes (SQLite)."""
+        return self._store.claim(holder, want, finished, lease=lease, since=since)
 
     def copy_to(self, destination: str | os.PathLike[str]) -> Copied:
         """Copy this whole ledger into the EMPTY ledger at ``destination`` (a file or a

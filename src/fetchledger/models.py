@@ -3,19 +3,27 @@
 Each type knows its §5 JSON shape and its text lines, so the CLI and the MCP
 server print exactly the same thing. Error and warning lines are formatted
 here and nowhere else (:func:`error_lines`, :func:`warning_line`,
-:func:`tool_error_lines`).
+:func:`tool_error_lines`). Every text line passes what a source controls
+(titles, file names, URLs, labels, command lines, page text, messages that
+quote them) through the one display function,
+:func:`~fetchledger.text.normalize.printable`: no field can start a line,
+drive a terminal or reorder the text. JSON keeps every value exact;
+:func:`json_text` only spells the characters a terminal would act on as
+``\\u`` escapes.
 """
 
 from __future__ import annotations
 
+import json
 import posixpath
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
 from .errors import FetchLedgerError
-from .text.normalize import one_line
+from .text.normalize import one_line, printable, printable_line
 
 __all__ = [
     "Attempt",
@@ -30,6 +38,7 @@ __all__ = [
     "SourceDetails",
     "error_lines",
     "exit_code_for",
+    "json_text",
     "page_suffix",
     "refresh_exit_code",
     "tool_error_lines",
@@ -43,23 +52,36 @@ __all__ = [
 def error_lines(message: str, hint: str | None = None) -> list[str]:
     """``fetchledger: error: MESSAGE`` and, when there is one, ``hint: HINT``: how every
     failure reads on stderr (each one line, whatever the message holds)."""
-    lines = [f"fetchledger: error: {one_line(message)}"]
+    lines = [f"fetchledger: error: {printable_line(message)}"]
     if hint:
-        lines.append(f"hint: {one_line(hint)}")
+        lines.append(f"hint: {printable_line(hint)}")
     return lines
 
 
 def warning_line(message: str) -> str:
     """``fetchledger: warning: MESSAGE`` (one line)."""
-    return f"fetchledger: warning: {one_line(message)}"
+    return f"fetchledger: warning: {printable_line(message)}"
 
 
 def tool_error_lines(error: FetchLedgerError) -> list[str]:
     """An MCP tool error: ``STATUS: message`` and, when there is one, ``hint: HINT``."""
-    lines = [f"{error.status}: {one_line(error.message)}"]
+    lines = [f"{error.status}: {printable_line(error.message)}"]
     if error.hint:
-        lines.append(f"hint: {one_line(error.hint)}")
+        lines.append(f"hint: {printable_line(error.hint)}")
     return lines
+
+
+# C1 controls, DEL, bidi controls and line separators: JSON may hold them raw, and a
+# terminal (or a careless log reader) would act on them.
+_RAW_IN_JSON = re.compile("[\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e"
+                          "\u2066-\u2069]")
+
+
+def json_text(data: Any, *, indent: int | None = 2) -> str:
+    """``data`` as JSON for printing: every value exact, non-ASCII text as it is, but
+    the characters a terminal would act on written as ``\\uXXXX`` (the same JSON)."""
+    text = json.dumps(data, ensure_ascii=False, indent=indent)
+    return _RAW_IN_JSON.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 @dataclass(frozen=True)
@@ -89,10 +111,11 @@ class Source:
             return urlsplit(locator).hostname or locator
         if self.kind == "file":
             return posixpath.basename(self.locator) or self.locator
-        return one_line(self.meta.get("command_line") or self.locator)
+        return str(self.meta.get("command_line") or self.locator)
 
     def header(self) -> str:
-        """``[3] Boiling point — en.wikipedia.org`` (never a full URL)."""
+        """``[3] Boiling point — en.wikipedia.org`` (never a full URL; what the source
+        controls shown by the display function)."""
         title = one_line(self.title or "")
         label = self.label
         if self.kind == "command" and self.meta.get("signal"):
@@ -100,8 +123,13 @@ class Source:
         elif self.kind == "command" and "exit_code" in self.meta:
             label = f"{label} (exit {self.meta['exit_code']})"
         if not title or title == label:
-            return f"[{self.id}] {label}"
-        return f"[{self.id}] {title} — {label}"
+            return printable(f"[{self.id}] {label}")
+        return printable(f"[{self.id}] {title} — {label}")
+
+    def list_line(self) -> str:
+        """The source as ``list`` prints it: its header, kind, versions, last retrieval."""
+        versions = f", {self.versions} versions" if self.versions > 1 else ""
+        return f"{self.header()}  ({self.kind}{versions}, {self.last_retrieved})"
 
     def to_json(self, *, with_versions: bool = False) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -122,7 +150,7 @@ def page_suffix(page: int | None, label: str | None) -> str:
     if page is None:
         return ""
     if label and label != str(page):
-        return f" (p. {page}, printed {one_line(label)})"
+        return f" (p. {page}, printed {printable(one_line(label))})"
     return f" (p. {page})"
 
 
@@ -156,7 +184,8 @@ class Snippet(Quote):
         return self.text
 
     def text_line(self) -> str:
-        return f'[{self.source_id}] "{self.line}"{page_suffix(self.page, self.page_label)}'
+        return (f'[{self.source_id}] "{printable(self.line)}"'
+                f"{page_suffix(self.page, self.page_label)}")
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -221,7 +250,7 @@ class SourceDetails:
                 f"{version['characters']:,} characters  sha256 {version['sha256'][:12]}  "
                 f"{version['extractor']} {version['extractor_version']}"
                 + (f"  ({facts})" if facts else ""))
-        return lines
+        return [printable(line) for line in lines]
 
     def to_json(self) -> dict[str, Any]:
         data = self.source.to_json(with_versions=True)
@@ -280,7 +309,7 @@ class Attempt:
                 "message": self.message}
 
     def text_line(self) -> str:
-        return f"{self.at}  {self.status:<16} {self.locator}  {one_line(self.message)}".rstrip()
+        return printable(f"{self.at}  {self.status:<16} {self.locator}  {self.message}").rstrip()
 
 
 @dataclass(frozen=True)
@@ -348,12 +377,12 @@ class Refreshed:
         ``[3] drifted: "..." (version 1, characters 120-160)``."""
         found = (f"; {len(self.drifted)} of {self.checked} recorded quote"
                  f"{'s' * (self.checked != 1)} drifted" if self.drifted else "")
-        lines = [f"{self.source.header()}: {one_line(self.note)}{found}"]
+        lines = [f"{self.source.header()}: {printable_line(self.note)}{found}"]
         for quote in self.drifted:
             where = f"version {quote.version}, characters {quote.start}-{quote.end}"
             if quote.page is not None:
                 where += f", p. {quote.page}"
-            lines.append(f'[{self.source.id}] drifted: "{one_line(quote.text)}" ({where})')
+            lines.append(f'[{self.source.id}] drifted: "{printable(quote.text)}" ({where})')
         return lines
 
     def error_lines(self) -> list[str]:

@@ -54,7 +54,7 @@ from ..net.client import HTTPResponse
 from ..net.connections import Budget, Resolver
 from ..net.policy import AddressPolicy
 from ..net.proxy import PolicyProxy, ProxyLog
-from .children import Child, interpreter_argv
+from .children import Child, interpreter_argv, start_reaper
 from .chromium import INTERNAL_HOST
 
 __all__ = [
@@ -291,6 +291,7 @@ class _RenderProcess:
         self._child: Child | None = None
 
     def __enter__(self) -> _RenderProcess:
+        start_reaper()  # the tree is tied to fetchledger's life from its first instant
         try:
             self._process = subprocess.Popen(
                 interpreter_argv(_RENDER_ENTRY), stdin=subprocess.PIPE, stdout=subprocess.PIPE,

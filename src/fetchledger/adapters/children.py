@@ -69,6 +69,7 @@ __all__ = [
     "quiet",
     "read_frame",
     "read_frame_async",
+    "start_reaper",
     "write_frame",
 ]
 
@@ -294,6 +295,14 @@ for group in groups:
 """
 _REAPER_LOCK = threading.Lock()
 _REAPER_PIPES: dict[int, int] = {}  # the process a reaper serves -> our end of its pipe
+
+
+def start_reaper() -> None:
+    """Start this process's reaper now, before the first process group it must tie
+    (started on first use otherwise, its ~30 ms would leave that group untied for as
+    long if fetchledger were killed then)."""
+    with _REAPER_LOCK:
+        _reaper_pipe()
 
 
 def _tell_reaper(line: str) -> None:

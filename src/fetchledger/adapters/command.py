@@ -48,7 +48,7 @@ from ..errors import (
 from ..identity.commands import CommandLocator, command_locator, piped_locator
 from ..identity.secrets import command_secrets, scrub_bytes
 from ..text.normalize import clean_lines, looks_binary, one_line
-from .children import Child
+from .children import Child, start_reaper
 from .protocol import CommandInput, PipedInput
 
 __all__ = ["CommandAdapter", "CommandOutput", "PipedAdapter", "decode_output", "output_text",
@@ -199,6 +199,7 @@ def execute(
     """Run the command; kill its whole process group on timeout or past the cap."""
     started = time.monotonic()
     deadline = started + timeout
+    start_reaper()  # before the group exists: it is tied the moment it does
     try:
         process = subprocess.Popen(
             " ".join(argv) if shell else list(argv), shell=shell, cwd=cwd,

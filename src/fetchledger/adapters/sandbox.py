@@ -41,6 +41,7 @@ from .children import (
     limit_resources,
     quiet,
     read_frame,
+    start_reaper,
     write_frame,
 )
 
@@ -172,6 +173,7 @@ def _run_spawned(
     job = {"entry": entry, "params": params, "size": len(payload),
            "limits": {"timeout": limits.timeout, "memory": limits.memory,
                       "max_output": limits.max_output}}
+    start_reaper()
     process = subprocess.Popen(
         interpreter_argv(_SPAWNED_ENTRY), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL, start_new_session=True)

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..models import Failure, Retrieval, Source
+from ..models import Failure, Retrieval, Source, json_text
 
 __all__ = [
     "BatchInput",
@@ -96,7 +96,7 @@ def batch_json_line(outcome: BatchOutcome, shown: str | None = None) -> str:
     data = outcome.to_json()
     if isinstance(outcome, Retrieval):
         data = {"input": shown or outcome.source.locator, **data}
-    return json.dumps(data, ensure_ascii=False)
+    return json_text(data, indent=None)
 
 
 def batch_summary(outcomes: Sequence[BatchOutcome], seconds: float | None = None) -> str:

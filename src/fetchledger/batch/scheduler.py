@@ -74,6 +74,7 @@ from ..errors import (
     InvalidArgument,
     NetworkError,
     RetrievalFailed,
+    retrieval_error_for_status,
 )
 from ..identity import Identity
 from ..identity.secrets import request_secrets, shown_url
@@ -84,7 +85,9 @@ from ..net.hosts import HostClients
 from ..net.policy import AddressPolicy
 from ..net.robots import RobotsCache
 from ..store.prepare import Failed, Prepared
+from ..store.protocol import ClaimRound
 from ..text.normalize import one_line
+from .claims import Claimer
 from .lines import BatchInput, BatchOutcome, Skipped
 from .worker import RenderWanted, WorkerDied, WorkerPool, WorkFailure, usable_cores
 
@@ -115,6 +118,10 @@ class BatchLedger(Protocol):
 
     def record(self, results: Sequence[Prepared | Failed]) -> list[Retrieval | None]: ...
 
+    def claim_inputs(self, holder: str, want: Sequence[str],
+                     finished: Sequence[tuple[str, str, str]], lease: float,
+                     since: datetime | None) -> ClaimRound | None: ...
+
 
 @dataclass(frozen=True)
 class BatchOptions:
@@ -131,6 +138,8 @@ class BatchOptions:
     max_retry_wait: float = 60.0  # the longest Retry-After honoured
     workers: int | None = None  # extraction processes (default: the usable cores)
     max_group: int = 64  # registrations written in one transaction at most
+    claim_lease: float = 60.0  # seconds a claim on a shared ledger lasts unless renewed
+    claim_poll: float = 0.5  # seconds between claim rounds while another batch holds inputs
     render: RenderMode = "auto"  # run JavaScript in Chromium: auto (empty shells), always, never
     renderers: int = 2  # pages rendered at once
 
@@ -140,6 +149,8 @@ class BatchOptions:
             if getattr(self, name) < 1:
                 raise InvalidArgument(f"{name.replace('_', '-')} must be at least 1, "
                                       f"not {getattr(self, name)}")
+        if self.claim_lease <= 0 or self.claim_poll <= 0:
+            raise InvalidArgument("claim_lease and claim_poll must be positive")
         if self.retries < 0 or self.backoff < 0 or self.max_retry_wait < 0:
             raise InvalidArgument("retries, backoff and max_retry_wait cannot be negative")
         if self.workers is not None and self.workers < 1:
@@ -242,6 +253,8 @@ class _Batch:
                                    allow_hosts=ledger.allow_hosts, connections=self.per_host)
         self.offline = ledger.offline
         self.closing: set[asyncio.Task[None]] = set()
+        self.claimer: Claimer[_Job] | None = None  # on a shared ledger
+        self.claim_wake = asyncio.Event()
         self.browser: Browser | None = None
         self.no_browser: str | None = None  # why no page can be rendered here
         if options.render != "never" and not self.offline:  # offline: stored bytes only
@@ -302,27 +315,28 @@ class _Batch:
         return [o for o in self.outcomes if o is not None]
 
     async def _run(self, jobs: list[_Job]) -> None:
-        for job in jobs:
-            self._queue(job)
         self.unfinished = len(jobs)
+        self._claim_or_queue(jobs)
         # Workers start (interpreter, imports) while the first requests are out.
         pool = WorkerPool(min(self.workers, len(jobs)))
         self.pool_ready = asyncio.create_task(pool.start())
         writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="fetchledger-writer")
         dispatcher = asyncio.create_task(self._dispatch())
         writing = asyncio.create_task(self._write_loop(writer))
+        claiming = asyncio.create_task(self._claim_loop(writer))
         try:
-            done, _ = await asyncio.wait({dispatcher, writing},
+            done, _ = await asyncio.wait({dispatcher, writing, claiming},
                                          return_when=asyncio.FIRST_EXCEPTION)
             for task in done:
                 task.result()  # raises the first failure (a ledger error, a crash)
             if self.crash is not None:
                 raise self.crash
         finally:
-            for task in (dispatcher, writing, *self.tasks):
+            for task in (dispatcher, writing, claiming, *self.tasks):
                 task.cancel()
             with contextlib.suppress(BaseException):
-                await asyncio.gather(dispatcher, writing, *self.tasks, return_exceptions=True)
+                await asyncio.gather(dispatcher, writing, claiming, *self.tasks,
+                                     return_exceptions=True)
             await asyncio.gather(*self.closing, return_exceptions=True)
             await self.clients.aclose()
             writer.shutdown(wait=True)
@@ -332,6 +346,73 @@ class _Batch:
             with contextlib.suppress(BaseException):
                 await self.pool_ready
             await pool.close()
+
+    # --- claims (a shared ledger: several batches, one list) ---
+
+    def _claim_or_queue(self, jobs: list[_Job]) -> None:
+        """On a shared ledger, claim the first round of jobs; elsewhere take them all."""
+        options = self.options
+        claimer: Claimer[_Job] = Claimer(self.ledger.claim_inputs, lambda job: job.identity.locator,
+                          lease=options.claim_lease, poll=options.claim_poll,
+                          round_size=options.concurrency)
+        claimer.unclaimed.extend(jobs)
+        first = claimer.round(queued=0)
+        if first is None:
+            for job in jobs:
+                self._queue(job)
+            return
+        self.claimer = claimer
+        self._claimed(*self._settled_elsewhere(*first))
+
+    async def _claim_loop(self, writer: ThreadPoolExecutor) -> None:
+        """Claim rounds while the batch runs (in the writer's thread: one connection),
+        then one more to report the last inputs finished."""
+        claimer = self.claimer
+        if claimer is None:
+            return
+        loop = asyncio.get_running_loop()
+        while self.unfinished:
+            queued = sum(len(host.queue) for host in self.hosts.values())
+            if claimer.due(queued):
+                self._claimed(*await loop.run_in_executor(writer, self._claim_round, queued))
+                continue
+            self.claim_wake.clear()
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self.claim_wake.wait(), claimer.poll)
+        if claimer.finished:  # wants nothing more: only reports
+            await loop.run_in_executor(writer, claimer.round, claimer.round_size)
+
+    def _claim_round(self, queued: int) -> tuple[list[_Job], list[tuple[_Job, BatchOutcome]]]:
+        assert self.claimer is not None
+        got = self.claimer.round(queued)
+        assert got is not None  # the ledger claimed in the first round
+        return self._settled_elsewhere(*got)
+
+    def _settled_elsewhere(self, granted: list[_Job], done: Sequence[tuple[_Job, str, str]]
+                           ) -> tuple[list[_Job], list[tuple[_Job, BatchOutcome]]]:
+        """The jobs to fetch here, and the outcomes of jobs another batch finished: the
+        source it registered, or its failure (ledger reads: in the writer's thread)."""
+        fetch = list(granted)
+        settled: list[tuple[_Job, BatchOutcome]] = []
+        for job, status, message in done:
+            if status != "ok":
+                error = retrieval_error_for_status(status)(message,
+                                                           locator=job.identity.display)
+                settled.append((job, Failure.from_error(job.shown, error)))
+            elif (source := self.ledger.source_for(job.identity.locator)) is not None:
+                settled.append((job, Skipped(job.shown, source)))
+            else:  # registered elsewhere, then emptied (reset): fetched here after all
+                fetch.append(job)
+        return fetch, settled
+
+    def _claimed(self, granted: list[_Job],
+                 settled: Sequence[tuple[_Job, BatchOutcome]]) -> None:
+        for job in granted:
+            self._queue(job)
+        if granted:
+            self.wake.set()
+        for job, outcome in settled:
+            self._settle(job, outcome)
 
     def _queue(self, job: _Job, *, front: bool = False) -> None:
         host = job.host
@@ -575,15 +656,24 @@ class _Batch:
         return outcomes
 
     def _complete(self, job: _Job, outcome: Retrieval | Failure) -> None:
+        self.in_progress -= 1
+        if self.claimer is not None:  # other batches learn of it at the next round
+            self.claimer.finished.append(
+                (job.identity.locator, "ok", "") if isinstance(outcome, Retrieval)
+                else (job.identity.locator, outcome.status, outcome.message))
+            self.claim_wake.set()
+        self._settle(job, outcome)
+
+    def _settle(self, job: _Job, outcome: BatchOutcome) -> None:
+        """A job's outcome, for it and for its duplicates in the inputs."""
         self._emit(job.index, outcome, job.shown)
         for index, shown in job.duplicates:
-            same: BatchOutcome = (Skipped(shown, outcome.source)
-                                  if isinstance(outcome, Retrieval)
-                                  else replace(outcome, input=shown))
+            same: BatchOutcome = (replace(outcome, input=shown) if isinstance(outcome, Failure)
+                                  else Skipped(shown, outcome.source))
             self._emit(index, same, shown)
         self.unfinished -= 1
-        self.in_progress -= 1
-        self.wake.set()
+        for loop_wake in (self.wake, self.write_wake, self.claim_wake):
+            loop_wake.set()  # each loop sees when nothing is left
 
 
 def _identity(item: BatchInput, key: bytes) -> Identity:

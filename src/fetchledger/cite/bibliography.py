@@ -7,7 +7,7 @@ import re
 from typing import Any
 
 from ..models import Source
-from ..text.normalize import one_line
+from ..text.normalize import one_line, printable
 from .entries import citation_title, request_text, source_url
 
 __all__ = ["bibtex_entry", "csl_item", "csl_type", "parse_date"]
@@ -86,7 +86,7 @@ _BIBTEX_SPECIAL = re.compile(r"([&%$#_{}])")
 
 
 def _bibtex_text(text: str) -> str:
-    text = text.replace("\\", r"\textbackslash{}")
+    text = printable(text).replace("\\", r"\textbackslash{}")
     text = _BIBTEX_SPECIAL.sub(r"\\\1", text)
     text = text.replace("~", r"\textasciitilde{}").replace("^", r"\textasciicircum{}")
     return re.sub("-(?=-)", "-{}", text)  # `--` would print as a dash

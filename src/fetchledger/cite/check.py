@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import BadInput
 from ..models import Quote
+from ..text.normalize import printable
 from .citations import Citations, Quotation, Sentence, read_citations
 from .evidence import SourceView, find_quotation, holds_verbatim, quotation_fragments
 from .figures import figures_in
@@ -82,11 +83,13 @@ class Problem:
                 "hint": self.hint}
 
     def text_lines(self, name: str) -> list[str]:
+        """The finding as printed (a message may quote a source: shown by the display
+        function)."""
         lines = [f"{name}:{self.line}:{self.column}: {self.severity}: {self.message} "
                  f"[{self.rule}]"]
         if self.hint:
             lines.append(f"    hint: {self.hint}")
-        return lines
+        return [printable(line) for line in lines]
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from urllib.parse import unquote, urlsplit
 
 from ..identity.urls import RequestLocator, split_http_locator, without_userinfo
 from ..models import Source
-from ..text.normalize import one_line
+from ..text.normalize import one_line, printable
 from .evidence import Support
 
 __all__ = [
@@ -24,6 +24,7 @@ __all__ = [
     "Title",
     "citation_title",
     "entry_parts",
+    "escape_markdown",
     "http_method",
     "pages_text",
     "request",
@@ -168,18 +169,18 @@ def entry_parts(entry: Entry, *, markdown: bool) -> list[str]:
     the label when a made-up title already names it)."""
     source = entry.source
     title = citation_title(source)
-    parts = [title.text] if title.text else []
+    parts = [printable(title.text)] if title.text else []
     label = source.label
     if label and label != title.text and not (title.generated and label in title.text):
-        parts.append(label)
-    shown = [_escape(p) if markdown else p for p in parts]
+        parts.append(printable(label))
+    shown = [escape_markdown(p) if markdown else p for p in parts]
     locator = _locator(entry, markdown=markdown)
     if locator and _bare(locator) not in parts:
         shown.append(locator)
     shown.append(f"retrieved {source.retrieved_at[:10]}")
     pages = pages_text(entry.pages())
     if pages:
-        shown.append(_escape(pages) if markdown else pages)
+        shown.append(escape_markdown(pages) if markdown else pages)
     return shown
 
 
@@ -192,12 +193,13 @@ def _locator(entry: Entry, *, markdown: bool) -> str:
     url = entry.url()
     if url is not None:
         sent = request_text(source)
-        suffix = f" ({sent})" if sent else ""
+        suffix = f" ({printable(sent)})" if sent else ""
+        url = printable(url)
         if markdown:
             safe = url.replace(" ", "%20").replace("<", "%3C").replace(">", "%3E")
             return f"<{safe}>{suffix}"
         return url + suffix
-    locator = one_line(source.locator)
+    locator = printable(source.locator)
     return _code(locator) if markdown else locator
 
 
@@ -212,5 +214,7 @@ def _code(text: str) -> str:
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>|])")
 
 
-def _escape(text: str) -> str:
+def escape_markdown(text: str) -> str:
+    """``text`` with markdown's special characters backslash-escaped: it shows as written
+    (page text such as ``<script>`` or ``<!--`` stays text in every style)."""
     return _MARKDOWN_SPECIAL.sub(r"\\\1", text)

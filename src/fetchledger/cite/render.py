@@ -9,23 +9,23 @@ the ledger only: it never fetches and never registers.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidArgument, UnknownSource
-from ..models import Source, page_suffix
+from ..models import Source, json_text, page_suffix
+from ..text.normalize import printable
 from ..text.passages import display_line
 from .bibliography import bibtex_entry, csl_item
 from .citations import Citations, read_citations
-from .entries import Entry, entry_parts, pages_text
+from .entries import Entry, entry_parts, escape_markdown, pages_text
 from .evidence import SourceView, supports
 from .markdown import BLOCK_END, BLOCK_START
 
 if TYPE_CHECKING:
     from ..ledger import Ledger
 
-__all__ = ["DOCUMENT_STYLES", "STYLES", "Rendered", "render", "render_citations"]
+__all__ = ["DOCUMENT_STYLES", "STYLES", "Rendered", "check_known", "render", "render_citations"]
 
 STYLES = ("markdown", "plain", "footnotes", "bibtex", "csl-json", "evidence")
 DOCUMENT_STYLES = ("markdown", "plain", "footnotes", "evidence")
@@ -99,7 +99,7 @@ def render_citations(
     draft = citations.draft
     _check_block(citations)
     ids = citations.cited_ids()
-    _check_known(view, citations, ids)
+    check_known(view, citations, ids)
     shown = {source_id: number for number, source_id in enumerate(ids, start=1)} if renumber \
         else {source_id: source_id for source_id in ids}
     if style == "footnotes":
@@ -153,7 +153,8 @@ def _check_closed(citations: Citations) -> None:
             hint="close it, so that the Sources block can follow it")
 
 
-def _check_known(view: SourceView, citations: Citations, ids: list[int]) -> None:
+def check_known(view: SourceView, citations: Citations, ids: list[int]) -> None:
+    """UnknownSource (exit 2) naming where the draft cites each id the ledger lacks."""
     unknown = [source_id for source_id in ids if view.source(source_id) is None]
     if not unknown:
         return
@@ -206,7 +207,7 @@ def _body(view: SourceView, entries: list[Entry], style: str) -> list[str]:
         items = [csl_item(e.source, key=f"fetchledger-{e.number}",
                           pages=pages_text(e.pages()).partition(" ")[2] or None, url=e.url())
                  for e in entries]
-        return [json.dumps(items, ensure_ascii=False, indent=2)] if entries else []
+        return [json_text(items)] if entries else []
     if style == "bibtex":
         return [bibtex_entry(e.source, key=f"fetchledger-{e.number}",
                              pages=pages_text(e.pages()).partition(" ")[2] or None, url=e.url())
@@ -231,7 +232,7 @@ def _evidence_lines(view: SourceView, entry: Entry) -> list[str]:
     for support in ordered:
         quote = support.quote
         text = view.texts(quote.source_id)[quote.version]
-        shown = display_line(text, quote.start, quote.end)
+        shown = escape_markdown(printable(display_line(text, quote.start, quote.end)))
         line = f'- "{shown}"{page_suffix(quote.page, quote.page_label)}'
         if support.lines:
             numbers = ", ".join(str(n) for n in sorted(support.lines))

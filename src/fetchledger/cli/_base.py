@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -19,6 +18,7 @@ from fetchledger import (
     __version__,
     error_lines,
     exit_code_for,
+    json_text,
 )
 
 __all__ = [
@@ -135,7 +135,7 @@ def open_ledger(ctx: click.Context) -> Ledger:
 
 
 def print_json(data: Any) -> None:
-    click.echo(json.dumps(data, ensure_ascii=False, indent=2))
+    click.echo(json_text(data))
 
 
 def echo_lines(lines: Sequence[str], *, err: bool = False) -> None:

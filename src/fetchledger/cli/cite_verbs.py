@@ -152,12 +152,24 @@ def check_command(ctx: click.Context, draft: str, strict: bool, allow_links: boo
               help="pack (a folder), csl-json, bibtex or warc (.warc or .warc.gz).")
 @click.option("-o", "--output", metavar="PATH", required=True,
               help="Where to write (a new or empty folder for pack).")
+@click.option("--cited-by", metavar="DRAFT",
+              help="Only the sources DRAFT cites (its [n] markers, read as render reads "
+                   "them; - reads stdin). An id the ledger lacks is exit 2.")
+@click.option("--with-raw", is_flag=True,
+              help="pack: add each version's raw bytes (raw/N-vV.bin), so raw_sha256 can "
+                   "be checked.")
 @global_options()
 @click.pass_context
-def export_command(ctx: click.Context, format_: str, output: str) -> None:
-    """Export every source of the ledger: an evidence pack, CSL-JSON, BibTeX or WARC."""
+def export_command(ctx: click.Context, format_: str, output: str, cited_by: str | None,
+                   with_raw: bool) -> None:
+    """Export the ledger's sources: an evidence pack, CSL-JSON, BibTeX or WARC.
+
+    Every source, or with --cited-by only those a draft cites. Offsets in a
+    pack (start, end, page bounds) count code points of the stored text.
+    """
+    draft = read_draft(cited_by) if cited_by is not None else None
     ledger = open_ledger(ctx)
-    summary = export(ledger, format_, output)
+    summary = export(ledger, format_, output, cited_by=draft, with_raw=with_raw)
     if settings(ctx).json:
         print_json(summary.to_json())
     else:

@@ -107,8 +107,7 @@ def list_(ctx: click.Context, failed: bool) -> None:
         print_json([s.to_json(with_versions=True) for s in sources])
         return
     for source in sources:
-        versions = f", {source.versions} versions" if source.versions > 1 else ""
-        click.echo(f"{source.header()}  ({source.kind}{versions}, {source.last_retrieved})")
+        click.echo(source.list_line())
 
 
 @cli.command()

@@ -253,7 +253,24 @@ def _postgres_keyed_identity(db: PgConnection) -> None:
     db.execute("INSERT INTO identity_key (id, key) VALUES (1, %s)", (secrets.token_bytes(32),))
 
 
+def _postgres_batch_claims(db: PgConnection) -> None:
+    """Batch inputs claimed across machines: a lease while ``holder`` works on it
+    (``expires``), then how it ended (``finished_at``, ``status``, ``message``)."""
+    db.execute("""
+        CREATE TABLE claim (
+            locator     TEXT PRIMARY KEY,
+            holder      TEXT,
+            expires     TIMESTAMPTZ,
+            finished_at TIMESTAMPTZ,
+            status      TEXT,
+            message     TEXT
+        );
+        CREATE INDEX claim_by_holder ON claim(holder) WHERE holder IS NOT NULL;
+    """)
+
+
 POSTGRES_MIGRATIONS: tuple[tuple[str, Callable[[PgConnection], None]], ...] = (
     ("0001_initial", _postgres_initial),
     ("0002_keyed_identity", _postgres_keyed_identity),
+    ("0003_batch_claims", _postgres_batch_claims),
 )

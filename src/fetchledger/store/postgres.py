@@ -25,10 +25,10 @@ from __future__ import annotations
 
 import functools
 import json
-import math
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from datetime import datetime
 from typing import Any, TypeVar
 
 import psycopg
@@ -47,12 +47,15 @@ from ..errors import (
 )
 from ..identity.secrets import REDACTED, shown_database_url
 from ..models import Attempt, Quote, Source
-from ..text.passages import Passage, tokenize
+from ..text.passages import Passage, idf, tokenize
 from .migrations import POSTGRES_MIGRATIONS
 from .protocol import (
     COPY_COLUMNS,
+    SOURCE_COLUMNS,
+    VERSION_DETAIL_COLUMNS,
     AttemptRow,
     Candidates,
+    ClaimRound,
     CopyBatch,
     PassageHit,
     PreparedVersion,
@@ -61,7 +64,9 @@ from .protocol import (
     StoredVersion,
     VersionText,
     quoted_columns,
+    source_from_row,
     utc_now,
+    version_details_from_rows,
 )
 
 __all__ = ["PostgresStore"]
@@ -404,11 +409,55 @@ class PostgresStore:
     def reset(self) -> None:
         """Delete every source, version, quote and attempt: the ledger starts again at [1]."""
         def work(db: Connection) -> None:
-            db.execute("TRUNCATE quote, attempt, passage, alias, version, source "
+            db.execute("TRUNCATE quote, attempt, passage, alias, version, source, claim "
                        "RESTART IDENTITY")
             db.execute("UPDATE counter SET value = 0 WHERE name = 'source'")
 
         self._write(work)
+
+    # --- batch claims -------------------------------------------------------------------
+
+    def claim(self, holder: str, want: Sequence[str], finished: Sequence[tuple[str, str, str]],
+              *, lease: float, since: datetime | None) -> ClaimRound:
+        """One claim round of batch ``holder``, in one transaction: record the inputs it
+        finished, renew the leases it holds, and claim what is free of ``want``: never
+        claimed, or its lease lapsed (its batch died), or finished before ``since``.
+        ``FOR UPDATE SKIP LOCKED``: what another batch is claiming this instant is
+        left to it (and asked for again next round)."""
+        def work(db: Connection) -> ClaimRound:
+            clock = db.execute("SELECT now()").fetchone()
+            assert clock is not None
+            start = since or clock[0]
+            with db.cursor() as cursor:
+                cursor.executemany(
+                    "UPDATE claim SET holder = NULL, expires = NULL, finished_at = now(), "
+                    "status = %s, message = %s WHERE locator = %s AND holder = %s",
+                    [(status, message, locator, holder)
+                     for locator, status, message in finished])
+            db.execute("UPDATE claim SET expires = now() + make_interval(secs => %s) "
+                       "WHERE holder = %s", (lease, holder))
+            wanted = list(dict.fromkeys(want))
+            db.execute("INSERT INTO claim (locator) SELECT unnest(%s::text[]) "
+                       "ON CONFLICT (locator) DO NOTHING", (wanted,))
+            mine = {row[0] for row in db.execute(
+                "UPDATE claim c SET holder = %(holder)s, finished_at = NULL, status = NULL, "
+                "message = NULL, expires = now() + make_interval(secs => %(lease)s) "
+                "FROM (SELECT locator FROM claim WHERE locator = ANY(%(wanted)s) AND ("
+                "        (finished_at IS NULL AND (holder IS NULL OR expires < now())) "
+                "        OR finished_at < %(since)s) "
+                "      FOR UPDATE SKIP LOCKED) AS free "
+                "WHERE c.locator = free.locator RETURNING c.locator",
+                {"holder": holder, "lease": lease, "wanted": wanted, "since": start})}
+            others = [w for w in wanted if w not in mine]
+            done = db.execute("SELECT locator, status, message FROM claim "
+                              "WHERE locator = ANY(%s) AND finished_at >= %s",
+                              (others, start)).fetchall()
+            settled = {row[0] for row in done}
+            return ClaimRound(tuple(w for w in wanted if w in mine),
+                              tuple((str(a), str(b), str(c)) for a, b, c in done),
+                              tuple(w for w in others if w not in settled), start)
+
+        return self._write(work)
 
     def import_rows(self, batches: Iterable[CopyBatch]) -> None:
         """Fill this EMPTY ledger with another's rows in one transaction, ids unchanged,
@@ -453,36 +502,21 @@ class PostgresStore:
 
     # --- reads --------------------------------------------------------------------------
 
-    _SOURCE_COLUMNS = (
-        "s.id, s.kind, s.display, s.title, v.retrieved_at, v.text_sha256, "
-        "(SELECT count(*) FROM version WHERE source_id = s.id), v.number, "
-        "s.first_retrieved, s.last_retrieved, s.site, s.author, s.published, v.meta"
-    )
-
-    @staticmethod
-    def _source(row: Sequence[Any]) -> Source:
-        return Source(
-            id=row[0], kind=row[1], locator=row[2], title=row[3], retrieved_at=row[4],
-            sha256=row[5], versions=row[6], version=row[7], first_retrieved=row[8],
-            last_retrieved=row[9], site=row[10], author=row[11], date=row[12],
-            meta=json.loads(row[13]),
-        )
-
     def source(self, source_id: int, version_number: int | None = None) -> Source | None:
         """A source as of one version (the latest by default); None if unknown."""
         if version_number is None:
-            row = self._one(f"SELECT {self._SOURCE_COLUMNS} FROM source s "
+            row = self._one(f"SELECT {SOURCE_COLUMNS} FROM source s "
                             "JOIN version v ON v.id = s.latest_version WHERE s.id = %s",
                             (source_id,))
         else:
-            row = self._one(f"SELECT {self._SOURCE_COLUMNS} FROM source s JOIN version v "
+            row = self._one(f"SELECT {SOURCE_COLUMNS} FROM source s JOIN version v "
                             "ON v.source_id = s.id AND v.number = %s WHERE s.id = %s",
                             (version_number, source_id))
-        return self._source(row) if row else None
+        return source_from_row(row) if row else None
 
     def sources(self) -> list[Source]:
-        return [self._source(row) for row in self._all(
-            f"SELECT {self._SOURCE_COLUMNS} FROM source s "
+        return [source_from_row(row) for row in self._all(
+            f"SELECT {SOURCE_COLUMNS} FROM source s "
             "JOIN version v ON v.id = s.latest_version ORDER BY s.id")]
 
     def source_id_for(self, locators: Sequence[str]) -> int | None:
@@ -513,15 +547,9 @@ class PostgresStore:
     def version_details(self, source_id: int) -> list[dict[str, Any]]:
         """Everything but the text and raw bytes of each version, oldest first."""
         rows = self._all(
-            "SELECT number, retrieved_at, text_sha256, raw_sha256, extractor, "
-            "extractor_version, meta, length(text), raw_size, raw_stored "
-            "FROM version WHERE source_id = %s ORDER BY number", (source_id,))
-        keys = ("version", "retrieved_at", "sha256", "raw_sha256", "extractor",
-                "extractor_version", "meta", "characters", "raw_size", "raw_stored")
-        details = [dict(zip(keys, row, strict=True)) for row in rows]
-        for item in details:
-            item["meta"] = json.loads(item["meta"])
-        return details
+            f"SELECT {VERSION_DETAIL_COLUMNS} FROM version WHERE source_id = %s "
+            "ORDER BY number", (source_id,))
+        return version_details_from_rows(rows)
 
     def version_pages(
         self, source_id: int, version_number: int
@@ -569,8 +597,9 @@ class PostgresStore:
             "ORDER BY start", (version_id,))]
 
     def search(self, words: Sequence[str], limit: int, context: int = 40) -> Candidates:
-        """Up to ``limit`` passages holding any of ``words`` (those holding the rarest
-        words first), and how many passages hold each word."""
+        """Up to ``limit`` passages holding any of ``words``: those whose words weigh
+        most (their IDF summed, :func:`~fetchledger.text.passages.idf`), then the
+        shorter ones (the rule of every backend); and how many passages hold each word."""
         terms_of = {word: sorted(set(tokenize(word))) for word in words}
         everything = sorted({t for terms in terms_of.values() for t in terms})
         if not everything:
@@ -590,7 +619,7 @@ class PostgresStore:
             params: list[Any] = []
             for term in everything:
                 held = holding_term[term]
-                params += [_tsquery([term]), _idf(total, held)]
+                params += [_tsquery([term]), idf(total, held)]
             rows = db.execute(
                 "SELECT v.source_id, v.id, v.number, p.start, p.\"end\", p.page, p.page_label, "
                 "substr(v.text, greatest(p.start - %s, 0) + 1, "
@@ -665,8 +694,3 @@ class PostgresStore:
         )
         problems = [what for what, sql in checks if not (self._one(sql) or (False,))[0]]
         return "; ".join(problems) or "ok"
-
-
-def _idf(total: int, held: int) -> float:
-    """The scorer's IDF (:func:`fetchledger.text.passages.rank_candidates`)."""
-    return math.log(1 + (max(total, held) - held + 0.5) / (held + 0.5))

@@ -11,6 +11,7 @@ backend ranks the same way.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -22,8 +23,11 @@ from ..text.passages import Passage
 
 __all__ = [
     "COPY_COLUMNS",
+    "SOURCE_COLUMNS",
+    "VERSION_DETAIL_COLUMNS",
     "AttemptRow",
     "Candidates",
+    "ClaimRound",
     "CopyBatch",
     "PassageHit",
     "PreparedVersion",
@@ -33,7 +37,9 @@ __all__ = [
     "StoredVersion",
     "VersionText",
     "quoted_columns",
+    "source_from_row",
     "utc_now",
+    "version_details_from_rows",
 ]
 
 
@@ -153,6 +159,19 @@ class Candidates:
     holding: Mapping[str, int]
 
 
+@dataclass(frozen=True)
+class ClaimRound:
+    """What one claim round gave a batch (:meth:`Store.claim`): the inputs (canonical
+    locators) now its own, those another batch finished since ``since`` (with ``ok``
+    or the failure's status, and its message), and those another live batch holds.
+    ``since`` is the server's clock at the batch's first round."""
+
+    granted: tuple[str, ...]
+    finished: tuple[tuple[str, str, str], ...]
+    held: tuple[str, ...]
+    since: datetime
+
+
 # What ``fetchledger copy`` moves, table by table in this order, columns as named
 # here (the same on every backend). Search indexes are rebuilt by the destination.
 COPY_COLUMNS: dict[str, tuple[str, ...]] = {
@@ -170,6 +189,37 @@ COPY_COLUMNS: dict[str, tuple[str, ...]] = {
 }
 
 CopyBatch = tuple[str, list[tuple[Any, ...]]]  # a table name and some of its rows
+
+
+# The columns a Source is read from (``s`` a source, ``v`` the version shown), and
+# those of a version's details: the same SQL on every backend.
+SOURCE_COLUMNS = (
+    "s.id, s.kind, s.display, s.title, v.retrieved_at, v.text_sha256, "
+    "(SELECT count(*) FROM version WHERE source_id = s.id), v.number, "
+    "s.first_retrieved, s.last_retrieved, s.site, s.author, s.published, v.meta"
+)
+VERSION_DETAIL_COLUMNS = ("number, retrieved_at, text_sha256, raw_sha256, extractor, "
+                          "extractor_version, meta, length(text), raw_size, raw_stored")
+_DETAIL_KEYS = ("version", "retrieved_at", "sha256", "raw_sha256", "extractor",
+                "extractor_version", "meta", "characters", "raw_size", "raw_stored")
+
+
+def source_from_row(row: Sequence[Any]) -> Source:
+    """A Source from a row of :data:`SOURCE_COLUMNS`."""
+    return Source(
+        id=row[0], kind=row[1], locator=row[2], title=row[3], retrieved_at=row[4],
+        sha256=row[5], versions=row[6], version=row[7], first_retrieved=row[8],
+        last_retrieved=row[9], site=row[10], author=row[11], date=row[12],
+        meta=json.loads(row[13]),
+    )
+
+
+def version_details_from_rows(rows: Iterable[Sequence[Any]]) -> list[dict[str, Any]]:
+    """Version details from rows of :data:`VERSION_DETAIL_COLUMNS`."""
+    details = [dict(zip(_DETAIL_KEYS, row, strict=True)) for row in rows]
+    for item in details:
+        item["meta"] = json.loads(item["meta"])
+    return details
 
 
 def quoted_columns(table: str) -> str:
@@ -210,6 +260,14 @@ class Store(Protocol):
 
     def reset(self) -> None:
         """Delete every source, version, quote and attempt: ids start again at 1."""
+        ...
+
+    def claim(self, holder: str, want: Sequence[str], finished: Sequence[tuple[str, str, str]],
+              *, lease: float, since: datetime | None) -> ClaimRound | None:
+        """One claim round of batch ``holder`` (:mod:`fetchledger.batch.claims`), in one
+        transaction: record the inputs it finished ``(locator, status, message)``,
+        renew its leases by ``lease`` seconds, and claim what is free of ``want``.
+        None on a ledger that one machine writes (SQLite): nothing to claim there."""
         ...
 
     def import_rows(self, batches: Iterable[CopyBatch]) -> None:

@@ -14,6 +14,7 @@ import sqlite3
 import zlib
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -27,12 +28,15 @@ from ..errors import (
     LedgerTooNew,
 )
 from ..models import Attempt, Quote, Source
-from ..text.passages import Passage
+from ..text.passages import Passage, idf
 from .migrations import MIGRATIONS
 from .protocol import (
     COPY_COLUMNS,
+    SOURCE_COLUMNS,
+    VERSION_DETAIL_COLUMNS,
     AttemptRow,
     Candidates,
+    ClaimRound,
     CopyBatch,
     PassageHit,
     PreparedVersion,
@@ -41,7 +45,9 @@ from .protocol import (
     StoredVersion,
     VersionText,
     quoted_columns,
+    source_from_row,
     utc_now,
+    version_details_from_rows,
 )
 
 __all__ = ["SQLiteStore"]
@@ -327,6 +333,12 @@ class SQLiteStore:
         with self._errors():
             self.db.execute("VACUUM")
 
+    def claim(self, holder: str, want: Sequence[str], finished: Sequence[tuple[str, str, str]],
+              *, lease: float, since: datetime | None) -> ClaimRound | None:
+        """None: an SQLite ledger is written from one machine, whose batch takes every
+        input it is given (claims share work between machines: PostgreSQL)."""
+        return None
+
     def import_rows(self, batches: Iterable[CopyBatch]) -> None:
         """Fill this EMPTY ledger with another's rows in one transaction, ids unchanged,
         then index the passages of each source's latest version."""
@@ -352,44 +364,29 @@ class SQLiteStore:
 
     # --- reads --------------------------------------------------------------------
 
-    _SOURCE_COLUMNS = (
-        "s.id, s.kind, s.display, s.title, v.retrieved_at, v.text_sha256, "
-        "(SELECT count(*) FROM version WHERE source_id = s.id), v.number, "
-        "s.first_retrieved, s.last_retrieved, s.site, s.author, s.published, v.meta"
-    )
-
-    @staticmethod
-    def _source(row: Sequence[Any]) -> Source:
-        return Source(
-            id=row[0], kind=row[1], locator=row[2], title=row[3], retrieved_at=row[4],
-            sha256=row[5], versions=row[6], version=row[7], first_retrieved=row[8],
-            last_retrieved=row[9], site=row[10], author=row[11], date=row[12],
-            meta=json.loads(row[13]),
-        )
-
     def source(self, source_id: int, version_number: int | None = None) -> Source | None:
         """A source as of one version (the latest by default); None if unknown."""
         with self._errors():
             if version_number is None:
                 row = self.db.execute(
-                    f"SELECT {self._SOURCE_COLUMNS} FROM source s "
+                    f"SELECT {SOURCE_COLUMNS} FROM source s "
                     "JOIN version v ON v.id = s.latest_version WHERE s.id = ?", (source_id,)
                 ).fetchone()
             else:
                 row = self.db.execute(
-                    f"SELECT {self._SOURCE_COLUMNS} FROM source s JOIN version v "
+                    f"SELECT {SOURCE_COLUMNS} FROM source s JOIN version v "
                     "ON v.source_id = s.id AND v.number = ? WHERE s.id = ?",
                     (version_number, source_id),
                 ).fetchone()
-        return self._source(row) if row else None
+        return source_from_row(row) if row else None
 
     def sources(self) -> list[Source]:
         with self._errors():
             rows = self.db.execute(
-                f"SELECT {self._SOURCE_COLUMNS} FROM source s "
+                f"SELECT {SOURCE_COLUMNS} FROM source s "
                 "JOIN version v ON v.id = s.latest_version ORDER BY s.id"
             ).fetchall()
-        return [self._source(row) for row in rows]
+        return [source_from_row(row) for row in rows]
 
     def source_id_for(self, locators: Sequence[str]) -> int | None:
         """The id of the source any of these locators names, if one does."""
@@ -428,16 +425,10 @@ class SQLiteStore:
         """Everything but the text and raw bytes of each version, oldest first."""
         with self._errors():
             rows = self.db.execute(
-                "SELECT number, retrieved_at, text_sha256, raw_sha256, extractor, "
-                "extractor_version, meta, length(text), raw_size, raw_stored "
-                "FROM version WHERE source_id = ? ORDER BY number", (source_id,)
+                f"SELECT {VERSION_DETAIL_COLUMNS} FROM version WHERE source_id = ? "
+                "ORDER BY number", (source_id,)
             ).fetchall()
-        keys = ("version", "retrieved_at", "sha256", "raw_sha256", "extractor",
-                "extractor_version", "meta", "characters", "raw_size", "raw_stored")
-        details = [dict(zip(keys, row, strict=True)) for row in rows]
-        for item in details:
-            item["meta"] = json.loads(item["meta"])
-        return details
+        return version_details_from_rows(rows)
 
     def aliases(self, source_id: int) -> list[str]:
         with self._errors():
@@ -487,29 +478,39 @@ class SQLiteStore:
         return [Passage(*row) for row in rows]
 
     def search(self, words: Sequence[str], limit: int, context: int = 40) -> Candidates:
-        """Up to ``limit`` passages holding any of ``words`` (the best by FTS5's BM25
-        first), and how many passages hold each word.
+        """Up to ``limit`` passages holding any of ``words``: those whose words weigh
+        most (their IDF summed, :func:`~fetchledger.text.passages.idf`), then the
+        shorter ones (the rule of every backend); and how many passages hold each word.
 
         The index holds only each source's latest version, so every hit is current.
         """
         quoted = ['"' + word.replace('"', '""') + '"' for word in words]
-        sql = (
-            "SELECT v.source_id, v.id, v.number, p.start, p.end, p.page, p.page_label, "
-            "substr(v.text, max(p.start - :ctx, 0) + 1, p.end - max(p.start - :ctx, 0) + :ctx), "
-            "max(p.start - :ctx, 0) "
-            "FROM (SELECT rowid, bm25(passage_fts) AS score FROM passage_fts "
-            "      WHERE passage_fts MATCH :match ORDER BY score LIMIT :limit) AS hit "
-            "JOIN passage p ON p.id = hit.rowid JOIN version v ON v.id = p.version_id "
-            "ORDER BY hit.score"
-        )
         count = "SELECT count(*) FROM passage_fts WHERE passage_fts MATCH ?"
         with self._read() as db:
-            hits = tuple(PassageHit(*row) for row in db.execute(
-                sql, {"ctx": context, "match": " OR ".join(quoted), "limit": limit}))
             holding = {word: db.execute(count, (match,)).fetchone()[0]
                        for word, match in zip(words, quoted, strict=True)}
             # passages ever indexed (superseded ones too): near enough, and no scan
             total = db.execute("SELECT coalesce(max(id), 0) FROM passage").fetchone()[0]
+            weighed = [(idf(total, holding[word]), match)
+                       for word, match in zip(words, quoted, strict=True) if holding[word]]
+            if not weighed:
+                return Candidates((), total, holding)
+            held = " UNION ALL ".join(
+                ["SELECT rowid AS id, ? AS w FROM passage_fts WHERE passage_fts MATCH ?"]
+                * len(weighed))
+            sql = (
+                "SELECT v.source_id, v.id, v.number, p.start, p.end, p.page, p.page_label, "
+                "substr(v.text, max(p.start - ?, 0) + 1, p.end - max(p.start - ?, 0) + ?), "
+                "max(p.start - ?, 0) "
+                "FROM (SELECT q.id, hit.weight FROM "
+                f"      (SELECT id, sum(w) AS weight FROM ({held}) GROUP BY id) AS hit "
+                "      JOIN passage q ON q.id = hit.id "
+                "      ORDER BY hit.weight DESC, q.end - q.start, q.id LIMIT ?) AS best "
+                "JOIN passage p ON p.id = best.id JOIN version v ON v.id = p.version_id "
+                "ORDER BY best.weight DESC, p.end - p.start, p.id"
+            )
+            params = [context] * 4 + [x for pair in weighed for x in pair] + [limit]
+            hits = tuple(PassageHit(*row) for row in db.execute(sql, params))
         return Candidates(hits, total, holding)
 
     def attempts(self, *, failed_only: bool = False) -> list[Attempt]:

@@ -26,6 +26,8 @@ __all__ = [
     "looks_binary",
     "normalize_newlines",
     "one_line",
+    "printable",
+    "printable_line",
     "text_extractor_version",
     "visible_nfc",
 ]
@@ -57,6 +59,38 @@ TEXT_REVISION = 2
 def text_extractor_version() -> str:
     """The extractor version recorded for text kinds: ``0.1.0+text.2``."""
     return f"{__version__}+text.{TEXT_REVISION}"
+
+
+# What must never reach an output raw: C0 and C1 controls and DEL (they end lines,
+# move the cursor, talk to the terminal: ESC, CSI, OSC), the line and paragraph
+# separators, and the bidi controls that reorder the text around them (embeddings,
+# overrides, isolates, marks).
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029"
+                          "\u202a-\u202e\u2066-\u2069]")
+_NAMED_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def printable(text: str) -> str:
+    """The display function: text a source controls (a file name, title, URL, label,
+    command line, page text) as it may be printed. Each character that could end a
+    line, drive a terminal or reorder the text around it becomes a visible escape —
+    ``\\n``, ``\\r``, ``\\t``, ``\\x1b``, ``\\x9b``, ``\\u202e`` — and
+    everything else stays as it is. Every text output path uses it."""
+    return _UNPRINTABLE.sub(_visible, text)
+
+
+def _visible(match: re.Match[str]) -> str:
+    char = match.group()
+    named = _NAMED_ESCAPES.get(char)
+    if named:
+        return named
+    code = ord(char)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def printable_line(text: str) -> str:
+    """:func:`printable`, with runs of spaces collapsed: a message as one line."""
+    return " ".join(printable(text).split())
 
 
 def normalize_newlines(text: str) -> str:

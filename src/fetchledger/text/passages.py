@@ -31,6 +31,7 @@ __all__ = [
     "QuoteSpan",
     "cut_quote",
     "display_line",
+    "idf",
     "is_abbreviation",
     "passage_roles",
     "query_terms",
@@ -278,6 +279,12 @@ def rank_candidates(
     return _bm25(candidates, query_terms(query), (collection, df), k1, b)
 
 
+def idf(collection: int, holding: int) -> float:
+    """BM25's inverse document frequency of a term ``holding`` of ``collection``
+    passages hold (the weight every ranking and every store's pre-selection uses)."""
+    return math.log(1 + (max(collection, holding) - holding + 0.5) / (holding + 0.5))
+
+
 def _bm25(
     items: Sequence[tuple[str, Passage]], terms: Sequence[str],
     collection: tuple[int, Mapping[str, int]] | None, k1: float, b: float,
@@ -295,7 +302,7 @@ def _bm25(
     if collection is not None:  # the store's counts; never fewer than seen here
         n_docs = max(n_docs, collection[0])
         df = Counter({t: max(df[t], collection[1].get(t, 0)) for t in terms})
-    idf = {t: math.log(1 + (n_docs - df[t] + 0.5) / (df[t] + 0.5)) for t in terms}
+    weights = {t: idf(n_docs, df[t]) for t in terms}
     pairs = set(itertools.pairwise(terms))
     scored: list[tuple[float, int]] = []
     coverage: dict[int, int] = {}  # distinct query terms in each scored passage
@@ -304,10 +311,10 @@ def _bm25(
         if not counts:
             continue
         norm = k1 * (1 - b + b * len(doc) / avg_len)
-        score = sum(idf[t] * c * (k1 + 1) / (c + norm) for t, c in counts.items())
+        score = sum(weights[t] * c * (k1 + 1) / (c + norm) for t, c in counts.items())
         if pairs:
             adjacent = sum(1 for pair in itertools.pairwise(doc) if pair in pairs)
-            score += 0.25 * min(adjacent, len(pairs)) * max(idf.values())
+            score += 0.25 * min(adjacent, len(pairs)) * max(weights.values())
         text, passage = items[index]
         if not _is_substantial(text, passage):
             score *= 0.5  # a heading or label names a topic; a sentence states something
