@@ -24,7 +24,7 @@ from .adapters.command import CommandAdapter, PipedAdapter
 from .adapters.files import FileAdapter, PageRange, parse_page_range
 from .adapters.protocol import Adapter, CommandInput, FileInput, HttpInput, PipedInput, WebInput
 from .config import Limits, allow_private_from_env, resolve_ledger_path
-from .document import Document, Page, StoredRaw
+from .document import Document, Page
 from .errors import (
     BadInput,
     InvalidArgument,
@@ -33,18 +33,7 @@ from .errors import (
     RetrievalFailed,
     UnknownSource,
 )
-from .models import (
-    Attempt,
-    Copied,
-    Failure,
-    Outcome,
-    Quote,
-    Refreshed,
-    Retrieval,
-    Snippet,
-    Source,
-    SourceDetails,
-)
+from .models import Copied, Failure, Retrieval, Snippet, SourceDetails
 from .store import open_store, shown_location
 from .store.prepare import Failed, Prepared, prepare
 from .store.protocol import AttemptRow, ClaimRound, QuoteRow, Store, StoredVersion, utc_now
@@ -65,6 +54,8 @@ if TYPE_CHECKING:
     from .adapters.curl_args import CurlCommand
     from .adapters.web import WebAdapter
     from .batch.lines import BatchInput, BatchOutcome
+    from .document import StoredRaw
+    from .models import Attempt, Outcome, Quote, Refreshed, Source
     from .net.client import HTTPClient
 
 __all__ = ["ADAPTERS", "Ledger", "copy_ledger"]
