@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import quote
 
+from ..config import MAX_SECONDS, MAX_SNIPPETS
 from ..errors import InvalidArgument, InvalidPath
 from ..identity.urls import redact_url
 
@@ -184,8 +185,9 @@ def split_own_options(args: Sequence[str]) -> tuple[list[str], OwnOptions]:
             query = value_of(name, inline)
         elif name == "--snippets":
             text = value_of(name, inline)
-            if not text.isdigit() or int(text) < 1:
-                raise InvalidArgument(f"--snippets needs a whole number >= 1, not {text!r}")
+            if not text.isdigit() or not 1 <= int(text) <= MAX_SNIPPETS:
+                raise InvalidArgument(f"--snippets needs a whole number from 1 to "
+                                      f"{MAX_SNIPPETS:,}, not {text!r}")
             k = int(text)
         else:
             rest.append(arg)
@@ -364,8 +366,9 @@ def _seconds(option: str, text: str) -> float:
         seconds = float(text)
     except ValueError:
         seconds = -1.0
-    if not 0 < seconds < 86400:
-        raise InvalidArgument(f"{option} needs a number of seconds > 0, not {text!r}")
+    if not 0 < seconds <= MAX_SECONDS:
+        raise InvalidArgument(f"{option} needs a number of seconds over 0 and at most "
+                              f"{MAX_SECONDS:,.0f}, not {text!r}")
     return seconds
 
 
