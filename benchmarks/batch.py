@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import re
@@ -43,7 +44,7 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -91,6 +92,24 @@ async def _serve(pages: list[Path], latency: float) -> None:
         ports[host] = server.sockets[0].getsockname()[1]
     print(json.dumps(ports), flush=True)
     await asyncio.Event().wait()
+
+
+@contextlib.contextmanager
+def loopback_pages(pages: Sequence[Path], latency: float, work: Path) -> Iterator[list[str]]:
+    """Serve ``pages`` from a server process of their own on the 30 loopback hosts (page i
+    on host i mod 30, every response after ``latency`` seconds); yields their URLs."""
+    listing = work / "pages.txt"
+    listing.write_text("\n".join(map(str, pages)))
+    server = subprocess.Popen([sys.executable, str(HERE), "serve", str(listing), str(latency)],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert server.stdout is not None
+        ports = json.loads(server.stdout.readline())
+        yield [f"http://127.0.0.{i % HOSTS + 1}:{ports[f'127.0.0.{i % HOSTS + 1}']}/p/{i}"
+               for i in range(len(pages))]
+    finally:
+        server.kill()
+        server.wait()
 
 
 # --- the sequential loop (its own process) --------------------------------------------------
@@ -189,23 +208,13 @@ def main() -> int:
     pages = [p for p in pages if p.is_file()]
     with tempfile.TemporaryDirectory() as folder:
         work = Path(folder)
-        (work / "pages.txt").write_text("\n".join(map(str, pages)))
-        server = subprocess.Popen([sys.executable, str(HERE), "serve", str(work / "pages.txt"),
-                                   str(args.latency)], stdout=subprocess.PIPE, text=True)
-        try:
-            assert server.stdout is not None
-            ports = json.loads(server.stdout.readline())
-            urls = [f"http://127.0.0.{i % HOSTS + 1}:{ports[f'127.0.0.{i % HOSTS + 1}']}/p/{i}"
-                    for i in range(len(pages))]
+        with loopback_pages(pages, args.latency, work) as urls:
             urls_file = work / "urls.txt"
             urls_file.write_text("\n".join(urls) + "\n")
             print(f"{len(pages)} pages on {HOSTS} loopback hosts, {args.latency * 1000:.0f} ms "
                   f"per response, {args.rounds} rounds; load average before: "
                   f"{os.getloadavg()[0]:.2f}", flush=True)
             results = measure(urls_file, work, args)
-        finally:
-            server.kill()
-            server.wait()
     report(results, len(pages))
     print(f"load average after: {os.getloadavg()[0]:.2f}")
     return 0

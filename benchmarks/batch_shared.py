@@ -24,12 +24,12 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from batch import HOSTS, loopback_pages
 from fetchledger import Ledger
 
 from _common import add_pg_option, corpus_or_skip, pg_ledger, table
 
 HERE = Path(__file__).resolve().parent
-HOSTS = 30
 
 
 def run(ledger: str, lists: list[Path]) -> tuple[float, list[int]]:
@@ -66,15 +66,7 @@ def main() -> int:
     rows = []
     with tempfile.TemporaryDirectory() as folder:
         work = Path(folder)
-        (work / "pages.txt").write_text("\n".join(map(str, pages)))
-        server = subprocess.Popen([sys.executable, str(HERE / "batch.py"), "serve",
-                                   str(work / "pages.txt"), str(args.latency)],
-                                  stdout=subprocess.PIPE, text=True)
-        try:
-            assert server.stdout is not None
-            ports = json.loads(server.stdout.readline())
-            urls = [f"http://127.0.0.{i % HOSTS + 1}:{ports[f'127.0.0.{i % HOSTS + 1}']}/p/{i}"
-                    for i in range(len(pages))]
+        with loopback_pages(pages, args.latency, work) as urls:
             whole = work / "all.txt"
             whole.write_text("\n".join(urls) + "\n")
             lists = []
@@ -94,9 +86,6 @@ def main() -> int:
                     distinct = len({s.locator for s in sources})
                     rows.append([name, seconds, len(sources), distinct == len(sources) and dense,
                                  sum(registered), " + ".join(map(str, registered))])
-        finally:
-            server.kill()
-            server.wait()
     print(f"{len(pages)} pages on {HOSTS} loopback hosts, {args.latency * 1000:.0f} ms per "
           "response; the same machine (2 cores) stands for every worker machine\n")
     print(table(["run", "wall (s)", "sources", "one per URL, ids dense",

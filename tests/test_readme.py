@@ -1,9 +1,11 @@
-"""The README's Python example runs as written (from examples/, on a fresh ledger)."""
+"""The README's examples run as written (from examples/, on a fresh ledger): the Python
+example, and the quick start's command-line session with the venv's `fetchledger`."""
 
 from __future__ import annotations
 
 import os
 import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -23,3 +25,42 @@ def test_readme_python_example_runs(tmp_path: Path) -> None:
     assert "blocked_address 3" in done.stdout
     assert "['Retrieval', 'Failure']" in done.stdout
     assert "True []" in done.stdout
+
+
+def _transcript(section: str) -> list[tuple[str, list[str]]]:
+    """The ``$ command`` lines of the first code block of ``section`` and the lines
+    shown after each (``[exit N]`` for a non-zero exit)."""
+    block = re.search(r"```\n(.*?)```", section, re.S)
+    assert block is not None
+    steps: list[tuple[str, list[str]]] = []
+    for line in block.group(1).splitlines():
+        if line.startswith("$ "):
+            steps.append((line[2:], []))
+        elif line.strip():
+            steps[-1][1].append(line)
+    return steps
+
+
+def test_readme_command_line_example_runs_from_examples(tmp_path: Path) -> None:
+    """After `make demo`, the quick start's commands run as shown from examples/, with
+    the virtual environment's `fetchledger` (the one `. .venv/bin/activate` puts on
+    PATH) and a fresh ledger."""
+    readme = (ROOT / "README.md").read_text()
+    quick = readme.split("## Quick start", 1)[1].split("\n## ", 1)[0]
+    assert ". .venv/bin/activate" in quick and ".venv/bin/fetchledger" in quick
+    assert "cd examples" in quick
+    section = readme.split("## Command line", 1)[1].split("\n## ", 1)[0]
+    steps = _transcript(section)
+    assert len(steps) >= 4 and steps[0][0].startswith("fetchledger read ")
+    script = Path(sys.executable).with_name("fetchledger")
+    env = {k: v for k, v in os.environ.items() if k != "FETCHLEDGER_ALLOW_PRIVATE"}
+    env["FETCHLEDGER_LEDGER"] = str(tmp_path / "readme.db")
+    for command, shown in steps:
+        argv = shlex.split(command)
+        assert argv[0] == "fetchledger"
+        done = subprocess.run([str(script), *argv[1:]], cwd=ROOT / "examples", env=env,
+                              capture_output=True, text=True, check=False, timeout=120)
+        printed = done.stdout.splitlines() + done.stderr.splitlines()
+        if done.returncode:
+            printed.append(f"[exit {done.returncode}]")
+        assert printed == shown, f"$ {command}"

@@ -12,8 +12,15 @@ __all__ = [
     "ENV_LEDGER",
     "LEDGER_DIR",
     "LEDGER_FILE",
+    "MAX_CONCURRENCY",
+    "MAX_ID",
+    "MAX_PER_HOST",
+    "MAX_SECONDS",
+    "MAX_SNIPPETS",
     "Limits",
     "allow_private_from_env",
+    "check_count",
+    "check_seconds",
     "is_database_url",
     "resolve_ledger_path",
 ]
@@ -22,6 +29,36 @@ ENV_LEDGER = "FETCHLEDGER_LEDGER"
 ENV_ALLOW_PRIVATE = "FETCHLEDGER_ALLOW_PRIVATE"
 LEDGER_DIR = ".fetchledger"
 LEDGER_FILE = "ledger.db"
+
+# The largest value each numeric option takes (documented in README "Limits"); past
+# it, or not a finite number, is bad input (exit 2).
+MAX_SNIPPETS = 1_000  # snippets handed out by one call (-k, --snippets)
+MAX_SECONDS = 86_400.0  # any timeout: one day
+MAX_CONCURRENCY = 1_024  # batch requests in flight
+MAX_PER_HOST = 256  # batch requests in flight per host
+MAX_ID = 2**63 - 1  # a source id (the largest SQLite INTEGER)
+
+
+def check_count(value: int, what: str, maximum: int) -> int:
+    """``value`` when it is a whole number from 1 to ``maximum``; InvalidArgument else."""
+    from .errors import InvalidArgument
+
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= maximum:
+        raise InvalidArgument(f"{what} must be a whole number from 1 to {maximum:,}, "
+                              f"not {value!r}")
+    return value
+
+
+def check_seconds(value: float, what: str, maximum: float = MAX_SECONDS) -> float:
+    """``value`` when it is a number of seconds over 0 and at most ``maximum`` (``inf``
+    and ``nan`` are not); InvalidArgument else."""
+    from .errors import InvalidArgument
+
+    if isinstance(value, bool) or not isinstance(value, (int, float)) \
+            or not 0 < value <= maximum:
+        raise InvalidArgument(f"{what} must be a number of seconds over 0 and at most "
+                              f"{maximum:,.0f}, not {value!r}")
+    return float(value)
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,8 @@ retrieval failures carry the attempt ``status`` recorded in the ledger::
         ├── LedgerLocked             locked by another writer past the timeout
         ├── LedgerReadOnly           the file or its folder cannot be written, or the disk is full
         ├── LedgerTooNew             written by a newer fetchledger (unknown migrations)
-        └── LedgerUnavailable        the ledger's database server cannot be reached, or was lost
+        ├── LedgerUnavailable        the ledger's database server cannot be reached, or was lost
+        └── NoLedger                 no ledger where one was to be read (reading creates none)
 """
 
 from __future__ import annotations
@@ -55,6 +56,7 @@ __all__ = [
     "LedgerUnavailable",
     "NeedsPassword",
     "NetworkError",
+    "NoLedger",
     "NoTextLayer",
     "QuoteNotFound",
     "RenderFailed",
@@ -267,6 +269,12 @@ class LedgerTooNew(LedgerError):
 
 class LedgerUnavailable(LedgerError):
     """The ledger's database server cannot be reached, or the connection to it was lost."""
+
+
+class NoLedger(LedgerError):
+    """There is no ledger where a verb that only reads looked for one (it creates none)."""
+
+    status = "no_ledger"
 
 
 _BY_STATUS: dict[str, type[RetrievalFailed]] = {

@@ -23,27 +23,28 @@ from typing import IO, TYPE_CHECKING, Any, TypeVar
 from .adapters.command import CommandAdapter, PipedAdapter
 from .adapters.files import FileAdapter, PageRange, parse_page_range
 from .adapters.protocol import Adapter, CommandInput, FileInput, HttpInput, PipedInput, WebInput
-from .config import Limits, allow_private_from_env, resolve_ledger_path
+from .config import (
+    MAX_CONCURRENCY,
+    MAX_ID,
+    MAX_PER_HOST,
+    MAX_SNIPPETS,
+    Limits,
+    allow_private_from_env,
+    check_count,
+    check_seconds,
+    resolve_ledger_path,
+)
 from .document import Document, Page
 from .errors import (
     BadInput,
     InvalidArgument,
     InvalidPath,
+    LedgerError,
     QuoteNotFound,
     RetrievalFailed,
     UnknownSource,
 )
-from .models import (
-    Attempt,
-    Copied,
-    Failure,
-    Outcome,
-    Quote,
-    Retrieval,
-    Snippet,
-    Source,
-    SourceDetails,
-)
+from .models import Copied, Failure, Retrieval, Snippet, SourceDetails
 from .store import open_store, shown_location
 from .store.prepare import Failed, Prepared, prepare
 from .store.protocol import ClaimRound, QuoteRow, Store, StoredVersion
@@ -63,13 +64,15 @@ if TYPE_CHECKING:
 
     from .adapters.curl_args import CurlCommand
     from .batch.lines import BatchInput, BatchOutcome
+    from .models import Attempt, Outcome, Quote, Source
     from .net.client import HTTPClient
 
 __all__ = ["ADAPTERS", "Ledger", "copy_ledger"]
 
 T = TypeVar("T")
 
-_MAX_ID = 2**63 - 1  # the largest SQLite INTEGER
+_NOT_RECORDED = ("handed out but not recorded: the ledger was busy with another writer or "
+                 "cannot be written")
 _CANDIDATES = 100  # passages a ledger-wide search takes from the store to rank
 
 
@@ -78,7 +81,12 @@ class Ledger:
 
     ``path`` defaults as in DESIGN §4 (``$FETCHLEDGER_LEDGER``, the nearest
     ``.fetchledger/ledger.db`` upwards, else a new one in the working folder).
-    ``allow_private`` defaults to ``$FETCHLEDGER_ALLOW_PRIVATE``.
+    ``allow_private`` defaults to ``$FETCHLEDGER_ALLOW_PRIVATE``. ``read_only``
+    opens an existing ledger to read it (``list``, ``show``, ``quotes``, ``check``,
+    ``render``, ``export``): nothing is created (NoLedger, exit 4, when there is no
+    ledger), migrated or locked, and a read-only mounted ledger works; the quotes a
+    search hands out are recorded only when that needs no wait, else they carry a
+    warning saying so.
     """
 
     def __init__(
@@ -88,14 +96,17 @@ class Ledger:
         limits: Limits | None = None,
         allow_private: bool | None = None,
         allow_hosts: Sequence[str] = (),
+        read_only: bool = False,
     ) -> None:
         self.path: Path | str = resolve_ledger_path(path)
+        self.read_only = read_only
         self.location = shown_location(self.path)  # as it may be printed
         self.limits = limits or Limits()
         self.allow_private = allow_private_from_env() if allow_private is None else allow_private
         self.allow_hosts = tuple(allow_hosts)
-        self._store: Store = open_store(self.path, busy_timeout=self.limits.ledger_busy_timeout)
-        self._key = self._store.identity_key()
+        self._store: Store = open_store(self.path, busy_timeout=self.limits.ledger_busy_timeout,
+                                        read_only=read_only)
+        self._key: bytes | None = None  # read on first use
         self._adapters: dict[type[Any], Adapter[Any, Any]] = {}  # made on first use
         self._http_client: HTTPClient | None = None  # made on first use (imports httpx)
 
@@ -103,6 +114,8 @@ class Ledger:
     def identity_key(self) -> bytes:
         """The ledger's random identity key: redacted query and argv values enter source
         identities as HMACs under it (for clients such as batch that compute identities)."""
+        if self._key is None:
+            self._key = self._store.identity_key()
         return self._key
 
     def close(self) -> None:
@@ -322,10 +335,14 @@ class Ledger:
         from .adapters.browser import check_render_mode
         from .batch.scheduler import BatchOptions, run_batch
 
+        _check_k(k)
         options = BatchOptions(
             query=query, k=k,
-            concurrency=self.limits.batch_concurrency if concurrency is None else concurrency,
-            per_host=self.limits.batch_per_host if per_host is None else per_host,
+            concurrency=check_count(
+                self.limits.batch_concurrency if concurrency is None else concurrency,
+                "the concurrency", MAX_CONCURRENCY),
+            per_host=check_count(self.limits.batch_per_host if per_host is None else per_host,
+                                 "the requests per host", MAX_PER_HOST),
             refresh=refresh, robots=robots, render=check_render_mode(render),
             renderers=self.limits.batch_renderers)
         return await run_batch(self, inputs, options, on_outcome=on_outcome)
@@ -375,6 +392,8 @@ class Ledger:
         body. Secret headers and parameters are sent but never stored."""
         from .net.client import HTTPRequest
 
+        if timeout is not None:
+            check_seconds(timeout, "the timeout")
         content = body.encode() if isinstance(body, str) else body
         request = HTTPRequest(url, method, tuple((headers or {}).items()), content or None,
                               follow_redirects=follow_redirects, total_timeout=timeout)
@@ -388,7 +407,7 @@ class Ledger:
 
     def source(self, source_id: int) -> Source:
         """One source as of its latest version; UnknownSource if there is none."""
-        if not 0 < source_id <= _MAX_ID:  # SQLite cannot even look such an id up
+        if not 0 < source_id <= MAX_ID:  # SQLite cannot even look such an id up
             raise UnknownSource(source_id)
         source = self._store.source(source_id)
         if source is None:
@@ -491,11 +510,29 @@ class Ledger:
     ) -> Retrieval:
         source = self._store.source(source_id, number)
         assert source is not None
-        self._store.record_quotes(source_id, version_id, [
+        recorded = self._record_quotes(source_id, version_id, [
             QuoteRow(q.start, q.end, q.page, q.label, text) for q, text in found])
         snippets = tuple(Snippet(source_id, number, q.start, q.end, q.page, q.label, text,
                                  line=q.line) for q, text in found)
-        return Retrieval(source, snippets)
+        return Retrieval(source, snippets, warnings=() if recorded else (_NOT_RECORDED,))
+
+    def _record_quotes(self, source_id: int, version_id: int, rows: list[QuoteRow]) -> bool:
+        """Record handed-out quotes; read-only, only when that needs no wait (another
+        writer holding the ledger, or a read-only mount, leaves them unrecorded)."""
+        if not self.read_only:
+            self._store.record_quotes(source_id, version_id, rows)
+            return True
+        try:
+            writer = open_store(self.path, busy_timeout=0.0)
+        except LedgerError:
+            return False
+        try:
+            writer.record_quotes(source_id, version_id, rows)
+        except LedgerError:
+            return False
+        finally:
+            writer.close()
+        return True
 
     def quote(self, source_id: int, text: str) -> Retrieval:
         """Confirm ``text`` is verbatim in source ``source_id`` and register it.
@@ -576,8 +613,7 @@ def copy_ledger(source: str | os.PathLike[str], destination: str | os.PathLike[s
 
 
 def _check_k(k: int) -> None:
-    if k < 1:
-        raise InvalidArgument(f"k must be at least 1, not {k}")
+    check_count(k, "the number of snippets (k)", MAX_SNIPPETS)
 
 
 # --- the adapters, by the input each takes -------------------------------------------------

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-from .errors import FetchLedgerError
+from .errors import FetchLedgerError, QuoteNotFound
 from .text.normalize import one_line, printable, printable_line
 
 __all__ = [
@@ -35,6 +35,8 @@ __all__ = [
     "Snippet",
     "Source",
     "SourceDetails",
+    "error_json",
+    "error_json_of",
     "error_lines",
     "exit_code_for",
     "json_text",
@@ -54,6 +56,22 @@ def error_lines(message: str, hint: str | None = None) -> list[str]:
     if hint:
         lines.append(f"hint: {printable_line(hint)}")
     return lines
+
+
+def error_json(status: str, message: str, hint: str | None = None, **extra: Any
+               ) -> dict[str, Any]:
+    """The one JSON shape of a failure under ``--json``: ``{"error": {"status",
+    "message", "hint"}}`` (a failed input's object in a verb's array is the same with
+    ``"input"`` beside ``"error"``, DESIGN §5); ``extra`` adds members to ``error``."""
+    return {"error": {"status": status, "message": message, "hint": hint, **extra}}
+
+
+def error_json_of(error: FetchLedgerError) -> dict[str, Any]:
+    """:func:`error_json` of an error (a quote not found names the nearest passage)."""
+    extra: dict[str, Any] = {}
+    if isinstance(error, QuoteNotFound):
+        extra = {"source": error.source_id, "nearest": error.nearest}
+    return error_json(error.status, error.message, error.hint, **extra)
 
 
 def warning_line(message: str) -> str:

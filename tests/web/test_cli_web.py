@@ -14,6 +14,8 @@ from typing import Any
 
 import pytest
 
+from fetchledger import Ledger
+
 from .conftest import StubDNS
 from .webserver import LoopbackServer
 from conftest import rows, stored_bytes, table_counts
@@ -193,7 +195,7 @@ SECRETS = ("Bearer-tok-9f8e7d6c", "qtok-1a2b3c4d5e", "hunter2hunter2", "sid-77aa
 
 def test_curl_secrets_never_reach_the_ledger_files(web: LoopbackServer, run_cli: Any,
                                                    ledger_path: Path | str) -> None:
-    run_cli("list")  # create the ledger, then hold it open so the WAL stays on disk
+    Ledger(ledger_path).close()  # create the ledger, then hold it open: the WAL stays on disk
     with contextlib.ExitStack() as stack:
         if isinstance(ledger_path, Path):
             holder = stack.enter_context(contextlib.closing(sqlite3.connect(ledger_path)))

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -85,6 +87,65 @@ def test_headers_user_agent_referer_cookie_and_user() -> None:
     assert found["cookie"] == "a=1; b=2"
     assert found["authorization"] == "Basic " + base64.b64encode(b"alice:s3cret").decode()
     assert "s3cret" in parse_curl_args(["-u", "alice:s3cret", "h.example"]).extra_secrets
+
+
+def test_headers_from_a_file_and_from_stdin(tmp_path: Path) -> None:
+    listed = tmp_path / "headers.txt"
+    listed.write_bytes(b"Authorization: Bearer tok-1\r\nX-Team: blue\n\nAccept:\n")
+    command = parse_curl_args(["-H", "@" + str(listed), "-H", "X-Last: 1", "h.example"])
+    assert command.headers == (("Authorization", "Bearer tok-1"), ("X-Team", "blue"),
+                               ("Accept", None), ("X-Last", "1"))
+    piped = parse_curl_args(["-H", "@-", "h.example"], read_stdin=lambda: b"X-From: stdin\n")
+    assert piped.headers == (("X-From", "stdin"),)
+    with pytest.raises(BadInput, match="curl reads headers from @FILE") as missing:
+        parse_curl_args(["-H", "@" + str(tmp_path / "nope.txt"), "h.example"])
+    assert missing.value.exit_code == 2
+    listed.write_text("no colon on this line\n")
+    with pytest.raises(InvalidArgument, match="Name: value"):
+        parse_curl_args(["-H", "@" + str(listed), "h.example"])
+
+
+def test_connect_timeout_reaches_the_client() -> None:
+    from fetchledger.config import Limits
+    from fetchledger.net.client import _Exchange
+    from fetchledger.net.policy import AddressPolicy
+
+    command = parse_curl_args(["--connect-timeout", "2.5", "-m", "20", "https://h.example/"])
+    assert command.connect_timeout == 2.5
+    exchange = _Exchange(command.http_request(), Limits(), AddressPolicy.of(False, ()), "ua")
+    assert exchange.timeouts["connect"] == 2.5 and exchange.timeouts["read"] == 20
+    default = _Exchange(parse_curl_args(["h.example"]).http_request(), Limits(),
+                        AddressPolicy.of(False, ()), "ua")
+    assert default.timeouts["connect"] == Limits().connect_timeout
+    with pytest.raises(InvalidArgument, match="--connect-timeout needs a number"):
+        parse_curl_args(["--connect-timeout", "0", "h.example"])
+
+
+@pytest.mark.parametrize(("args", "reason"), [
+    (["-v", "h.example"], "registered, not traced; `fetchledger show N --json`"),
+    (["-sSv", "h.example"], "registered, not traced"),
+    (["--verbose", "h.example"], "registered, not traced"),
+    (["-w", "%{http_code}", "h.example"], "put --json before the verb"),
+    (["--write-out", "%{http_code}", "h.example"], "put --json before the verb"),
+    (["--retry", "3", "h.example"], "does not retry by itself"),
+])
+def test_options_done_another_way_say_how(args: list[str], reason: str) -> None:
+    with pytest.raises(InvalidArgument, match=re.escape(reason)) as caught:
+        parse_curl_args(args)
+    assert "unknown or unsupported" not in caught.value.message
+
+
+def test_always_on_options_are_accepted_and_explained(run_cli: Any) -> None:
+    command = parse_curl_args(["-fsS", "--compressed", "--no-progress-meter", "h.example"])
+    assert command == parse_curl_args(["h.example"])
+    shown = run_cli("curl", "--help").stdout
+    for option, meaning in [("-f, --fail", "always a failed retrieval"),
+                            ("-s, --silent", "no progress meter"),
+                            ("-S, --show-error", "one line on stderr"),
+                            ("--compressed", "always asked for and")]:
+        line = next(line for line in shown.splitlines() if line.strip().startswith(option))
+        assert meaning in line, line
+    assert "-H @FILE" in shown and "--connect-timeout" in shown
 
 
 def test_head_and_max_time() -> None:

@@ -54,7 +54,7 @@ from ..net.client import HTTPResponse
 from ..net.connections import Budget, Resolver
 from ..net.policy import AddressPolicy
 from ..net.proxy import PolicyProxy, ProxyLog
-from .children import Child, interpreter_argv, start_reaper
+from .children import Child, interpreter_argv, is_alive, start_reaper
 from .chromium import INTERNAL_HOST
 
 __all__ = [
@@ -394,15 +394,7 @@ def _remove_stale_profiles() -> None:
     """Profile folders left by a fetchledger process that was killed mid-render."""
     for folder in Path(tempfile.gettempdir()).glob(f"{_PROFILE_PREFIX}*-*"):
         owner = folder.name[len(_PROFILE_PREFIX):].split("-", 1)[0]
-        if owner.isdigit() and not _alive(int(owner)):
+        if owner.isdigit() and not is_alive(int(owner)):
             shutil.rmtree(folder, ignore_errors=True)
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True

@@ -63,6 +63,7 @@ __all__ = [
     "fork_child",
     "fork_is_safe",
     "interpreter_argv",
+    "is_alive",
     "kill_children",
     "limit_resources",
     "live_children",
@@ -372,12 +373,13 @@ def die_with_parent(parent_pid: int) -> None:
 
 
 def _watch(pid: int) -> None:
-    while _alive(pid):
+    while is_alive(pid):
         time.sleep(0.5)
     os._exit(1)
 
 
-def _alive(pid: int) -> bool:
+def is_alive(pid: int) -> bool:
+    """Whether process ``pid`` exists (one of another user's counts)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

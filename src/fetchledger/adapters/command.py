@@ -35,7 +35,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from .._version import __version__
-from ..config import Limits
+from ..config import Limits, check_seconds
 from ..document import Document
 from ..errors import (
     CommandFailed,
@@ -91,9 +91,8 @@ class CommandAdapter:
         return command_locator(given.argv, given.cwd, shell=given.shell, key=self.key)
 
     def load(self, given: CommandInput, where: CommandLocator) -> Document:
-        limit = self.limits.command_timeout if given.timeout is None else given.timeout
-        if not limit > 0:
-            raise InvalidArgument(f"the timeout must be a positive number of seconds, not {limit}")
+        limit = check_seconds(self.limits.command_timeout if given.timeout is None
+                              else given.timeout, "the timeout")
         ran = execute(given.argv, cwd=where.cwd, shell=given.shell, timeout=limit,
                       merge_stderr=given.stderr, max_output=self.limits.max_command_output,
                       name=where.argv[0])

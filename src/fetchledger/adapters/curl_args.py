@@ -1,15 +1,18 @@
 """curl's command-line arguments, parsed as curl reads them, into an HTTP request.
 
 Supported (with curl's meaning): ``-X/--request``, ``-H/--header`` (``"Name:"``
-removes a default header, ``"Name;"`` sends it empty), ``-d/--data``,
+removes a default header, ``"Name;"`` sends it empty, ``@FILE`` reads one
+header a line from FILE, ``@-`` from stdin), ``-d/--data``,
 ``--data-ascii``, ``--data-raw``, ``--data-binary``, ``--data-urlencode``
 (``@file`` and ``@-`` where curl reads them), ``--json``, ``-G/--get``,
 ``-u/--user``, ``-A/--user-agent``, ``-e/--referer``, ``-b/--cookie``,
-``-L/--location``, ``-I/--head``, ``-m/--max-time``, ``--url``, the URL
-anywhere; short flags combine (``-sSL``, ``-XPOST``). Accepted and without
-effect because fetchledger always does it: ``-s``, ``-S``, ``--compressed``,
-``-f/--fail``, ``--no-progress-meter``, ``-N``. Options that would write
-files, disable TLS checks or bypass the address policy are refused.
+``-L/--location``, ``-I/--head``, ``-m/--max-time``, ``--connect-timeout``,
+``--url``, the URL anywhere; short flags combine (``-sSL``, ``-XPOST``).
+Accepted and without effect because fetchledger always behaves so (``fetchledger
+curl --help`` says how): ``-s``, ``-S``, ``--compressed``, ``-f/--fail``,
+``--no-progress-meter``, ``-N``. Options that would write files, disable TLS
+checks or bypass the address policy are refused, and so are those whose job
+fetchledger does another way, each with its reason (:data:`REFUSED`).
 
 fetchledger's own options may stand anywhere among them: ``--ledger PATH``,
 ``--allow-private``, ``--allow-host NAME``, ``--query Q``, ``--snippets N``
@@ -26,13 +29,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import quote
 
+from ..config import MAX_SECONDS, MAX_SNIPPETS
 from ..errors import InvalidArgument, InvalidPath
 from ..identity.urls import redact_url
 
 if TYPE_CHECKING:
     from ..net.client import HTTPRequest
 
-__all__ = ["CurlCommand", "OwnOptions", "parse_curl", "parse_curl_args", "split_own_options"]
+__all__ = ["REFUSED", "CurlCommand", "OwnOptions", "parse_curl",
+           "parse_curl_args", "split_own_options"]
 
 # option -> (takes a value, canonical long name)
 _LONG: dict[str, tuple[bool, str]] = {
@@ -42,7 +47,8 @@ _LONG: dict[str, tuple[bool, str]] = {
     "--json": (True, "json"), "--get": (False, "get"), "--user": (True, "user"),
     "--user-agent": (True, "user-agent"), "--referer": (True, "referer"),
     "--cookie": (True, "cookie"), "--location": (False, "location"), "--head": (False, "head"),
-    "--max-time": (True, "max-time"), "--url": (True, "url"),
+    "--max-time": (True, "max-time"), "--connect-timeout": (True, "connect-timeout"),
+    "--url": (True, "url"),
     "--silent": (False, "noop"), "--show-error": (False, "noop"), "--compressed": (False, "noop"),
     "--fail": (False, "noop"), "--no-progress-meter": (False, "noop"),
     "--no-buffer": (False, "noop"), "--location-trusted": (False, "location"),
@@ -52,7 +58,8 @@ _SHORT: dict[str, str] = {
     "A": "--user-agent", "e": "--referer", "b": "--cookie", "L": "--location", "I": "--head",
     "m": "--max-time", "s": "--silent", "S": "--show-error", "f": "--fail", "N": "--no-buffer",
 }
-_REFUSED: dict[str, str] = {
+_SHOWN = "`fetchledger show N --json` lists the HTTP facts the ledger kept"
+REFUSED: dict[str, str] = {
     "-k": "TLS certificate checks cannot be turned off",
     "--insecure": "TLS certificate checks cannot be turned off",
     "-o": "the response goes to the ledger, not to a file",
@@ -70,6 +77,17 @@ _REFUSED: dict[str, str] = {
     "--upload-file": "uploads are not supported; use --data-binary @FILE",
     "-i": "the response is registered, not printed; `show N` lists its HTTP facts",
     "--include": "the response is registered, not printed; `show N` lists its HTTP facts",
+    "-v": f"the exchange is registered, not traced; {_SHOWN}",
+    "--verbose": f"the exchange is registered, not traced; {_SHOWN}",
+    "--trace": f"the exchange is registered, not traced; {_SHOWN}",
+    "--trace-ascii": f"the exchange is registered, not traced; {_SHOWN}",
+    "-w": f"the response goes to the ledger; put --json before the verb for a JSON result, "
+          f"and {_SHOWN}",
+    "--write-out": f"the response goes to the ledger; put --json before the verb for a JSON "
+                   f"result, and {_SHOWN}",
+    "--retry": "fetchledger does not retry by itself: a failure is recorded as an attempt "
+               "(exit 3); run the command again, or use `batch`, whose re-run retries "
+               "failed inputs",
 }
 
 
@@ -94,6 +112,7 @@ class CurlCommand:
     body: bytes | None
     follow: bool = False
     max_time: float | None = None
+    connect_timeout: float | None = None
     extra_secrets: tuple[str, ...] = field(default=(), compare=False, repr=False)
     options: OwnOptions = field(default_factory=OwnOptions, compare=False)
 
@@ -116,7 +135,8 @@ class CurlCommand:
         from ..net.client import HTTPRequest  # imports httpx: only once a request is sent
 
         return HTTPRequest(self.url, self.method, self.headers, self.body,
-                           follow_redirects=self.follow, total_timeout=self.max_time)
+                           follow_redirects=self.follow, total_timeout=self.max_time,
+                           connect_timeout=self.connect_timeout)
 
 
 def parse_curl(args: Sequence[str]) -> CurlCommand:
@@ -165,8 +185,9 @@ def split_own_options(args: Sequence[str]) -> tuple[list[str], OwnOptions]:
             query = value_of(name, inline)
         elif name == "--snippets":
             text = value_of(name, inline)
-            if not text.isdigit() or int(text) < 1:
-                raise InvalidArgument(f"--snippets needs a whole number >= 1, not {text!r}")
+            if not text.isdigit() or not 1 <= int(text) <= MAX_SNIPPETS:
+                raise InvalidArgument(f"--snippets needs a whole number from 1 to "
+                                      f"{MAX_SNIPPETS:,}, not {text!r}")
             k = int(text)
         else:
             rest.append(arg)
@@ -203,8 +224,9 @@ def _expand(args: Sequence[str]) -> list[tuple[str, str | None]]:
         if arg == "--":
             only_urls = True
             continue
-        if arg in _REFUSED:
-            raise InvalidArgument(f"curl option {arg} is not supported: {_REFUSED[arg]}")
+        if arg.split('=', 1)[0] in REFUSED:
+            name = arg.split("=", 1)[0]
+            raise InvalidArgument(f"curl option {name} is not supported: {REFUSED[name]}")
         if arg.startswith("--"):
             spec = _LONG.get(arg)
             if spec is None:
@@ -220,9 +242,9 @@ def _expand(args: Sequence[str]) -> list[tuple[str, str | None]]:
             continue
         letters = arg[1:]
         for position, letter in enumerate(letters):
-            if f"-{letter}" in _REFUSED:
+            if f"-{letter}" in REFUSED:
                 raise InvalidArgument(f"curl option -{letter} is not supported: "
-                                      f"{_REFUSED['-' + letter]}")
+                                      f"{REFUSED['-' + letter]}")
             long = _SHORT.get(letter)
             if long is None:
                 raise InvalidArgument(f"unknown or unsupported curl option -{letter}",
@@ -242,7 +264,8 @@ def _expand(args: Sequence[str]) -> list[tuple[str, str | None]]:
     return pairs
 
 
-def _read_data_file(spec: str, *, strip_newlines: bool, read_stdin: Callable[[], bytes]) -> bytes:
+def _read_data_file(spec: str, *, strip_newlines: bool, read_stdin: Callable[[], bytes],
+                    what: str = "data") -> bytes:
     name = spec[1:]
     if name == "-":
         data = read_stdin()
@@ -250,7 +273,7 @@ def _read_data_file(spec: str, *, strip_newlines: bool, read_stdin: Callable[[],
         try:
             data = Path(name).expanduser().read_bytes()
         except FileNotFoundError as exc:
-            raise InvalidPath(f"no such file: {name} (curl reads data from @FILE)") from exc
+            raise InvalidPath(f"no such file: {name} (curl reads {what} from @FILE)") from exc
         except OSError as exc:
             raise InvalidPath(f"cannot read {name}: {exc.strerror or exc}") from exc
     return data.replace(b"\r", b"").replace(b"\n", b"") if strip_newlines else data
@@ -295,11 +318,14 @@ def parse_curl_args(args: Sequence[str], *,
     json_body = get = follow = head = False
     user = agent = referer = cookie = None
     max_time: float | None = None
+    connect_timeout: float | None = None
     for option, value in _expand(args):
         if option == "url" and value is not None:
             urls.append(value)
         elif option == "request":
             method = value
+        elif option == "header" and value is not None and value.startswith("@"):
+            headers.extend(_header_file(value, stdin))
         elif option == "header":
             headers.append(_header(value or ""))
         elif option in ("data", "data-binary", "json") and value is not None:
@@ -326,20 +352,34 @@ def parse_curl_args(args: Sequence[str], *,
         elif option == "cookie":
             cookie = value
         elif option == "max-time":
-            max_time = _seconds(value or "")
-    return _command(urls, method, headers, data, json_body=json_body, get=get, follow=follow,
-                    head=head, user=user, agent=agent, referer=referer, cookie=cookie,
-                    max_time=max_time)
+            max_time = _seconds("--max-time", value or "")
+        elif option == "connect-timeout":
+            connect_timeout = _seconds("--connect-timeout", value or "")
+    command = _command(urls, method, headers, data, json_body=json_body, get=get,
+                       follow=follow, head=head, user=user, agent=agent, referer=referer,
+                       cookie=cookie, max_time=max_time)
+    return replace(command, connect_timeout=connect_timeout)
 
 
-def _seconds(text: str) -> float:
+def _seconds(option: str, text: str) -> float:
     try:
         seconds = float(text)
     except ValueError:
         seconds = -1.0
-    if not 0 < seconds < 86400:
-        raise InvalidArgument(f"--max-time needs a number of seconds > 0, not {text!r}")
+    if not 0 < seconds <= MAX_SECONDS:
+        raise InvalidArgument(f"{option} needs a number of seconds over 0 and at most "
+                              f"{MAX_SECONDS:,.0f}, not {text!r}")
     return seconds
+
+
+def _header_file(spec: str, read_stdin: Callable[[], bytes]) -> list[tuple[str, str | None]]:
+    """curl's ``-H @FILE``: one header a line (blank lines skipped), ``@-`` from stdin."""
+    data = _read_data_file(spec, strip_newlines=False, read_stdin=read_stdin, what="headers")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidArgument(f"the headers in {spec[1:]} are not UTF-8 text") from exc
+    return [_header(line) for line in text.splitlines() if line.strip()]
 
 
 def _command(urls: list[str], method: str | None, headers: list[tuple[str, str | None]],

@@ -25,7 +25,7 @@ from .markdown import BLOCK_END, BLOCK_START
 if TYPE_CHECKING:
     from ..ledger import Ledger
 
-__all__ = ["DOCUMENT_STYLES", "STYLES", "Rendered", "render", "render_citations"]
+__all__ = ["DOCUMENT_STYLES", "STYLES", "Rendered", "check_known", "render", "render_citations"]
 
 STYLES = ("markdown", "plain", "footnotes", "bibtex", "csl-json", "evidence")
 DOCUMENT_STYLES = ("markdown", "plain", "footnotes", "evidence")
@@ -99,7 +99,7 @@ def render_citations(
     draft = citations.draft
     _check_block(citations)
     ids = citations.cited_ids()
-    _check_known(view, citations, ids)
+    check_known(view, citations, ids)
     shown = {source_id: number for number, source_id in enumerate(ids, start=1)} if renumber \
         else {source_id: source_id for source_id in ids}
     if style == "footnotes":
@@ -153,7 +153,8 @@ def _check_closed(citations: Citations) -> None:
             hint="close it, so that the Sources block can follow it")
 
 
-def _check_known(view: SourceView, citations: Citations, ids: list[int]) -> None:
+def check_known(view: SourceView, citations: Citations, ids: list[int]) -> None:
+    """UnknownSource (exit 2) naming where the draft cites each id the ledger lacks."""
     unknown = [source_id for source_id in ids if view.source(source_id) is None]
     if not unknown:
         return

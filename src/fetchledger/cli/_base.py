@@ -16,6 +16,8 @@ from fetchledger import (
     Outcome,
     Retrieval,
     __version__,
+    error_json,
+    error_json_of,
     error_lines,
     exit_code_for,
     json_text,
@@ -52,9 +54,9 @@ class Settings:
     allow_private: bool | None = None
     allow_hosts: list[str] = field(default_factory=list)
 
-    def open(self) -> Ledger:
+    def open(self, *, read_only: bool = False) -> Ledger:
         return Ledger(self.ledger, allow_private=self.allow_private,
-                      allow_hosts=self.allow_hosts)
+                      allow_hosts=self.allow_hosts, read_only=read_only)
 
 
 def settings(ctx: click.Context) -> Settings:
@@ -74,6 +76,7 @@ def _set_ledger(ctx: click.Context, _: click.Parameter, value: str | None) -> No
 def _set_json(ctx: click.Context, _: click.Parameter, value: bool) -> None:
     if value:
         settings(ctx).json = True
+        _JSON_WANTED[0] = True
 
 
 def _set_private(ctx: click.Context, _: click.Parameter, value: bool) -> None:
@@ -115,8 +118,10 @@ def global_options(*, json_flag: bool = True) -> Callable[[F], F]:
     return decorate
 
 
-def open_ledger(ctx: click.Context) -> Ledger:
-    ledger = settings(ctx).open()
+def open_ledger(ctx: click.Context, *, read_only: bool = False) -> Ledger:
+    """The ledger of the global options; ``read_only`` for verbs that only read it (they
+    create no ledger, take no lock, and work on a read-only mount)."""
+    ledger = settings(ctx).open(read_only=read_only)
     ctx.call_on_close(ledger.close)
     return ledger
 
@@ -156,38 +161,69 @@ def emit_retrievals(ctx: click.Context, retrievals: Sequence[Retrieval]) -> None
     else:
         for retrieval in retrievals:
             click.echo("\n".join(retrieval.text_lines()))
+            echo_lines(retrieval.warning_lines(), err=True)
 
 
 # --- the command group --------------------------------------------------------------------
 
 
+# Whether this run asked for JSON: set by --json as it is parsed, so that a failure
+# after the context is gone (or before the verb ran) still prints its JSON object.
+_JSON_WANTED = [False]
+
+
 class FetchLedgerGroup(click.Group):
-    """Maps every expected failure to one error line and its exit code."""
+    """Maps every expected failure to one error line (and, under ``--json``, one JSON
+    error object on stdout) and its exit code."""
 
     def main(self, *args: Any, **kwargs: Any) -> NoReturn:
         kwargs["standalone_mode"] = False
+        given = list(args[0] if args else kwargs.get("args") or sys.argv[1:])
+        _JSON_WANTED[0] = False
         try:
             code = super().main(*args, **kwargs)
         except FetchLedgerError as error:
-            _fail(error.message, error.hint, error.exit_code)
+            _fail(error.message, error.hint, error.exit_code, error_json_of(error), given)
         except click.exceptions.NoArgsIsHelpError as error:
             click.echo(error.ctx.get_help() if error.ctx else str(error), err=True)
+            _fail_json(error_json("invalid_argument", "no verb given",
+                                  "see `fetchledger --help`"), given)
             sys.exit(2)
         except click.UsageError as error:
             verb = error.ctx.command_path if error.ctx else "fetchledger"
-            _fail(error.format_message(), f"see `{verb} --help`", error.exit_code)
+            hint = f"see `{verb} --help`"
+            _fail(error.format_message(), hint, error.exit_code,
+                  error_json("invalid_argument", error.format_message(), hint), given)
         except click.exceptions.Exit as done:
             sys.exit(done.exit_code)
         except click.Abort:
-            _fail("aborted", None, 130)
+            _fail("aborted", None, 130, error_json("interrupted", "aborted"), given)
         except KeyboardInterrupt:
-            _fail("interrupted", None, 130)
+            _fail("interrupted", None, 130, error_json("interrupted", "interrupted"), given)
         sys.exit(code if isinstance(code, int) else 0)
 
 
-def _fail(message: str, hint: str | None, code: int) -> NoReturn:
+def _fail(message: str, hint: str | None, code: int, data: dict[str, Any],
+          given: Sequence[str]) -> NoReturn:
     echo_lines(error_lines(message, hint), err=True)
+    _fail_json(data, given)
     sys.exit(code)
+
+
+def _fail_json(data: dict[str, Any], given: Sequence[str]) -> None:
+    if _JSON_WANTED[0] or _json_among(given):
+        print_json(data)
+
+
+def _json_among(given: Sequence[str]) -> bool:
+    """``--json`` among fetchledger's own arguments: not after ``--`` (a command's), nor
+    after ``curl`` (its JSON body)."""
+    for word in given:
+        if word in ("--", "curl"):
+            return False
+        if word == "--json":
+            return True
+    return False
 
 
 @click.group(cls=FetchLedgerGroup, context_settings={"help_option_names": ["-h", "--help"]})

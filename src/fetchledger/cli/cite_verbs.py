@@ -91,7 +91,7 @@ def render_command(ctx: click.Context, draft: str, in_place: bool, output: str |
         raise click.UsageError(
             f"--style {style} is a bibliography, not a document style: print it or use -o OUT")
     text = read_draft(draft)
-    ledger = open_ledger(ctx)
+    ledger = open_ledger(ctx, read_only=True)
     rendered = render(ledger, text, style=style, renumber=renumber,
                       text_fragments=text_fragments)
     written: str | None = None
@@ -135,7 +135,7 @@ def check_command(ctx: click.Context, draft: str, strict: bool, allow_links: boo
     else 0; 2 for bad arguments or an unreadable draft. DRAFT may be -.
     """
     text = read_draft(draft)
-    ledger = open_ledger(ctx)
+    ledger = open_ledger(ctx, read_only=True)
     report = check(ledger, text, allow_links=allow_links, strict=strict)
     name = "<stdin>" if draft == "-" else draft
     if settings(ctx).json:
@@ -152,12 +152,24 @@ def check_command(ctx: click.Context, draft: str, strict: bool, allow_links: boo
               help="pack (a folder), csl-json, bibtex or warc (.warc or .warc.gz).")
 @click.option("-o", "--output", metavar="PATH", required=True,
               help="Where to write (a new or empty folder for pack).")
+@click.option("--cited-by", metavar="DRAFT",
+              help="Only the sources DRAFT cites (its [n] markers, read as render reads "
+                   "them; - reads stdin). An id the ledger lacks is exit 2.")
+@click.option("--with-raw", is_flag=True,
+              help="pack: add each version's raw bytes (raw/N-vV.bin), so raw_sha256 can "
+                   "be checked.")
 @global_options()
 @click.pass_context
-def export_command(ctx: click.Context, format_: str, output: str) -> None:
-    """Export every source of the ledger: an evidence pack, CSL-JSON, BibTeX or WARC."""
-    ledger = open_ledger(ctx)
-    summary = export(ledger, format_, output)
+def export_command(ctx: click.Context, format_: str, output: str, cited_by: str | None,
+                   with_raw: bool) -> None:
+    """Export the ledger's sources: an evidence pack, CSL-JSON, BibTeX or WARC.
+
+    Every source, or with --cited-by only those a draft cites. Offsets in a
+    pack (start, end, page bounds) count code points of the stored text.
+    """
+    draft = read_draft(cited_by) if cited_by is not None else None
+    ledger = open_ledger(ctx, read_only=True)
+    summary = export(ledger, format_, output, cited_by=draft, with_raw=with_raw)
     if settings(ctx).json:
         print_json(summary.to_json())
     else:

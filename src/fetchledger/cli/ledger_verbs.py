@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from fetchledger import QuoteNotFound, copy_ledger
+from fetchledger import copy_ledger
 
 from ._base import (
     cli,
@@ -51,8 +51,12 @@ def read(ctx: click.Context, paths: tuple[str, ...], query: str | None, k: int,
 @global_options()
 @click.pass_context
 def quotes(ctx: click.Context, words: tuple[str, ...], k: int, source_id: int | None) -> None:
-    """Search every stored passage of the ledger (BM25) and hand out the best."""
-    ledger = open_ledger(ctx)
+    """Search every stored passage of the ledger (BM25) and hand out the best.
+
+    It only reads the ledger: the quotes it hands out are recorded when that needs no
+    wait (a warning says when they were not: another writer held the ledger, or it
+    cannot be written)."""
+    ledger = open_ledger(ctx, read_only=True)
     found = ledger.quotes(" ".join(words), k=k, source=source_id)
     emit_retrievals(ctx, found)
     if not found and not settings(ctx).json:
@@ -71,13 +75,7 @@ def quote(ctx: click.Context, source_id: int, words: tuple[str, ...]) -> None:
     nearest real passage.
     """
     ledger = open_ledger(ctx)
-    try:
-        found = ledger.quote(source_id, " ".join(words))
-    except QuoteNotFound as error:
-        if settings(ctx).json:
-            print_json({"input": " ".join(words), "error": {
-                "status": error.status, "message": error.message, "nearest": error.nearest}})
-        raise
+    found = ledger.quote(source_id, " ".join(words))
     if settings(ctx).json:
         print_json(found.to_json())
         return
@@ -93,7 +91,7 @@ def quote(ctx: click.Context, source_id: int, words: tuple[str, ...]) -> None:
 @click.pass_context
 def list_(ctx: click.Context, failed: bool) -> None:
     """List the ledger's sources (or, with --failed, its failed attempts)."""
-    ledger = open_ledger(ctx)
+    ledger = open_ledger(ctx, read_only=True)
     as_json = settings(ctx).json
     if failed:
         attempts = ledger.attempts(failed=True)
@@ -118,7 +116,7 @@ def list_(ctx: click.Context, failed: bool) -> None:
 @click.pass_context
 def show(ctx: click.Context, source_id: int, as_text: bool) -> None:
     """Show one source: metadata and versions, or its stored text."""
-    ledger = open_ledger(ctx)
+    ledger = open_ledger(ctx, read_only=True)
     if as_text:
         sys.stdout.write(ledger.text(source_id))
         sys.stdout.flush()

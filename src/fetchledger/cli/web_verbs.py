@@ -48,11 +48,31 @@ def curl(ctx: click.Context, args: tuple[str, ...]) -> None:
     """Send a curl-style request and register the response.
 
     \b
-    Understood as curl does: -X METHOD, -H 'Name: value', -d/--data,
-    --data-raw, --data-binary, --data-urlencode, --json DATA, -G, -u USER:PASS,
-    -A AGENT, -e REFERER, -b 'name=value', -L, -I, -m/--max-time S, the URL
+    Understood as curl does: -X METHOD, -H 'Name: value' (or -H @FILE, one
+    header a line; @- reads stdin), -d/--data, --data-raw, --data-binary,
+    --data-urlencode, --json DATA, -G, -u USER:PASS, -A AGENT, -e REFERER,
+    -b 'name=value', -L, -I, -m/--max-time S, --connect-timeout S, the URL
     anywhere. Without -L a redirect is not followed (an http_error naming
     its target), as in curl.
+
+    \b
+    Accepted, and always so here:
+      -f, --fail        an HTTP status >= 400 is always a failed retrieval:
+                        recorded as an attempt, exit 3, no id (an error page
+                        is not a source, so there is no body to print)
+      -s, --silent      there is no progress meter; results go to stdout
+      -S, --show-error  an error is always one line on stderr
+      --compressed      gzip, deflate and brotli are always asked for and
+                        decoded (within the decoded-size cap)
+      -N, --no-progress-meter, --no-buffer   nothing to turn off
+
+    \b
+    Refused, each with its reason: -v/--verbose and -w/--write-out (the
+    exchange is registered, not printed: `fetchledger show N --json` lists
+    its HTTP facts; --json before the verb prints the result as JSON),
+    --retry (a failure is recorded; run again, or `batch`, whose re-run
+    retries failed inputs), -o/-O (no files), -k (no TLS opt-out), -x,
+    --resolve, --connect-to (they would bypass the address policy), -F, -T.
 
     \b
     fetchledger's own options may stand anywhere: --ledger PATH,

@@ -101,6 +101,7 @@ class HTTPRequest:
     content: bytes | None = None
     follow_redirects: bool = True
     total_timeout: float | None = None  # overrides Limits.total_timeout (curl --max-time)
+    connect_timeout: float | None = None  # overrides Limits.connect_timeout (curl's option)
 
 
 @dataclass(frozen=True)
@@ -203,7 +204,8 @@ class _Exchange:
     @property
     def timeouts(self) -> dict[str, float]:
         total = self.budget.seconds
-        return {"connect": min(self.limits.connect_timeout, total), "read": total,
+        connect = self.request.connect_timeout or self.limits.connect_timeout
+        return {"connect": min(connect, total), "read": total,
                 "write": total, "pool": total}
 
     def build(self) -> httpx.Request:

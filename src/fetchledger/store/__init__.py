@@ -18,8 +18,11 @@ from .sqlite import SQLiteStore
 __all__ = ["Store", "open_store", "shown_location"]
 
 
-def open_store(location: Path | str, *, busy_timeout: float = 60.0) -> Store:
-    """Open (creating and migrating as needed) the store of the ledger at ``location``."""
+def open_store(location: Path | str, *, busy_timeout: float = 60.0,
+               read_only: bool = False) -> Store:
+    """Open (creating and migrating as needed) the store of the ledger at ``location``;
+    ``read_only``: an existing ledger, for reading only (NoLedger when there is none:
+    nothing is created, migrated or locked)."""
     if isinstance(location, str) and is_database_url(location):
         try:
             from .postgres import PostgresStore
@@ -30,8 +33,8 @@ def open_store(location: Path | str, *, busy_timeout: float = 60.0) -> Store:
                 f"{shown_database_url(location)} is a PostgreSQL ledger and psycopg is "
                 f"not installed ({exc})", path=shown_database_url(location),
                 hint="pip install 'fetchledger[postgres]'") from exc
-        return PostgresStore(location, busy_timeout=busy_timeout)
-    return SQLiteStore(Path(location), busy_timeout=busy_timeout)
+        return PostgresStore(location, busy_timeout=busy_timeout, read_only=read_only)
+    return SQLiteStore(Path(location), busy_timeout=busy_timeout, read_only=read_only)
 
 
 def shown_location(location: Path | str) -> str:

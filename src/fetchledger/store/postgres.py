@@ -43,6 +43,7 @@ from ..errors import (
     LedgerReadOnly,
     LedgerTooNew,
     LedgerUnavailable,
+    NoLedger,
 )
 from ..identity.secrets import REDACTED, shown_database_url
 from ..models import Attempt, Quote, Source
@@ -93,7 +94,8 @@ def _tsquery(terms: Sequence[str]) -> str:
 class PostgresStore:
     """A ledger in one PostgreSQL database (or schema, by ``options=-csearch_path=``)."""
 
-    def __init__(self, url: str, *, busy_timeout: float = 60.0) -> None:
+    def __init__(self, url: str, *, busy_timeout: float = 60.0,
+                 read_only: bool = False) -> None:
         self.url = url
         self.shown = shown_database_url(url)
         self.busy_timeout = busy_timeout
@@ -105,7 +107,10 @@ class PostgresStore:
                                     hint="postgresql://USER@HOST:PORT/DATABASE") from exc
         self._password = str(password) if password else None
         self._conn: Connection | None = None
-        self._migrate()
+        if read_only:  # an existing ledger only: nothing is created or migrated
+            self._check_readable()
+        else:
+            self._migrate()
 
     def identity_key(self) -> bytes:
         """The ledger's random identity key (created with the ledger, never changed)."""
@@ -235,6 +240,18 @@ class PostgresStore:
             return
         for name, migration in POSTGRES_MIGRATIONS:
             self._write(functools.partial(self._apply, name=name, migration=migration))
+
+    def _check_readable(self) -> None:
+        applied = self._read(self._applied_migrations, snapshot=True)
+        if not applied:
+            raise NoLedger(f"no ledger at {self.shown}", path=self.shown,
+                           hint="a retrieval (fetch, read, run, ...) creates one")
+        unknown = [name for name in applied if name not in dict(POSTGRES_MIGRATIONS)]
+        if unknown:
+            raise LedgerTooNew(
+                f"the ledger {self.shown} was written by a newer fetchledger "
+                f"(unknown migrations: {', '.join(unknown)})", path=self.shown,
+                hint="upgrade fetchledger to use this ledger")
 
     def _applied_migrations(self, db: Connection) -> list[str]:
         tables = [row[0] for row in db.execute(

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import urllib.parse
 import zlib
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -25,6 +26,7 @@ from ..errors import (
     LedgerLocked,
     LedgerReadOnly,
     LedgerTooNew,
+    NoLedger,
 )
 from ..models import Attempt, Quote, Source
 from ..text.passages import Passage, idf
@@ -53,11 +55,20 @@ __all__ = ["SQLiteStore"]
 
 
 class SQLiteStore:
-    """One ledger file. Open it, use it, close it (or use it as a context manager)."""
+    """One ledger file. Open it, use it, close it (or use it as a context manager).
 
-    def __init__(self, path: Path, *, busy_timeout: float = 60.0) -> None:
+    ``read_only``: open an existing ledger for reading only — never create it or its
+    folder, never migrate, never take the write lock; a read-only mounted ledger
+    works too. NoLedger when there is none at ``path``.
+    """
+
+    def __init__(self, path: Path, *, busy_timeout: float = 60.0,
+                 read_only: bool = False) -> None:
         self.path = path
         self.busy_timeout = busy_timeout
+        if read_only:
+            self.db = self._open_read_only()
+            return
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -79,6 +90,46 @@ class SQLiteStore:
         except BaseException:
             self.db.close()
             raise
+
+    def _open_read_only(self) -> sqlite3.Connection:
+        if not self.path.is_file():
+            raise NoLedger(f"no ledger at {self.path}", path=str(self.path),
+                           hint="a retrieval (fetch, read, run, ...) creates one; or pass "
+                                "--ledger PATH")
+        uri = "file:" + urllib.parse.quote(str(self.path.absolute()))
+        # immutable=1 when the file cannot be read otherwise: a read-only mount, where
+        # no one can be writing it, and WAL's shared memory cannot be made.
+        for mode in ("?mode=ro", "?mode=ro&immutable=1"):
+            with self._errors():
+                db = sqlite3.connect(uri + mode, uri=True, isolation_level=None,
+                                     check_same_thread=False)
+            try:
+                with self._errors():
+                    db.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
+                    self._check_readable(db)
+                return db
+            except LedgerReadOnly:
+                db.close()
+            except BaseException:
+                db.close()
+                raise
+        raise LedgerReadOnly(f"the ledger {self.path} cannot be read", path=str(self.path))
+
+    def _check_readable(self, db: sqlite3.Connection) -> None:
+        exists = db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' "
+                            "AND name = 'migration'").fetchone()
+        if not exists:
+            if db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
+                raise LedgerCorrupt(f"{self.path} is an SQLite file but not a fetchledger "
+                                    "ledger", path=str(self.path))
+            raise NoLedger(f"no ledger at {self.path} (an empty file)", path=str(self.path))
+        known = {name for name, _ in MIGRATIONS}
+        unknown = [n for (n,) in db.execute("SELECT name FROM migration") if n not in known]
+        if unknown:
+            raise LedgerTooNew(
+                f"the ledger {self.path} was written by a newer fetchledger "
+                f"(unknown migrations: {', '.join(unknown)})", path=str(self.path),
+                hint="upgrade fetchledger to use this ledger")
 
     def close(self) -> None:
         self.db.close()

@@ -1,0 +1,190 @@
+"""Issue 13, clean errors: bounded numbers, one JSON error shape, read-only verbs.
+
+- Every numeric option (snippet counts, ids, timeouts, concurrency) is bounded:
+  out of range, absurd, `inf` or `nan` is exit 2 with one clear line.
+- Under `--json` every failure of every verb prints one JSON object on stdout:
+  `{"error": {"status", "message", "hint"}}` (with `"input"` when one input
+  failed); per-input verbs keep their §5 array.
+- Read-only verbs (list, show, quotes, check, render, export) never create a
+  ledger or its folders ("no ledger at PATH", exit 4), never wait for the write
+  lock, and work on a read-only mounted ledger.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fetchledger import BadInput, Ledger
+from test_faults import FETCHLEDGER, in_mount_namespace
+
+from conftest import needs_mount_namespace
+
+HUGE = "99999999999999999999999"
+
+
+@pytest.fixture
+def filled(tmp_path: Path, ledger_path: Path) -> Path:
+    note = tmp_path / "note.txt"
+    note.write_text("At sea level, water boils at 100 degrees. Ice melts at zero degrees.\n")
+    with Ledger(ledger_path) as ledger:
+        ledger.read(note)
+    return note
+
+
+@pytest.mark.parametrize("args", [
+    ["quotes", "water", "-k", HUGE], ["quotes", "water", "-k", "0"],
+    ["quotes", "water", "-k", "1001"], ["quotes", "water", "--source", HUGE],
+    ["quotes", "water", "--source", "-3"], ["show", HUGE], ["show", "-1"], ["quote", HUGE, "x"],
+    ["read", "-k", HUGE, "note.txt"], ["fetch", "-k", "100000", "https://example.org/"],
+    ["run", "--timeout", "inf", "--", "true"], ["run", "--timeout", "nan", "--", "true"],
+    ["run", "--timeout", "1e300", "--", "true"], ["run", "--timeout", "86401", "--", "true"],
+    ["run", "--timeout", "0", "--", "true"], ["batch", "--concurrency", HUGE, "-"],
+    ["batch", "--concurrency", "5000", "-"], ["batch", "--per-host", "0", "-"],
+    ["batch", "--per-host", "100000", "-"], ["curl", "-m", "inf", "https://example.org/"],
+    ["curl", "--max-time", "1e400", "https://example.org/"],
+    ["curl", "--snippets", HUGE, "https://example.org/"],
+    ["read", "--pages", f"{HUGE}-", "note.txt"],
+])
+def test_numbers_out_of_range_are_exit_2_with_one_line(run_cli: Any, filled: Path,
+                                                       monkeypatch: pytest.MonkeyPatch,
+                                                       args: list[str]) -> None:
+    monkeypatch.chdir(filled.parent)
+    result = run_cli(*args, input="https://example.org/\n")
+    assert result.exit_code == 2, (args, result.stdout, result.stderr)
+    assert "Traceback" not in result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert lines[0].startswith("fetchledger: error: ") and len(lines) <= 2, lines
+
+
+def test_the_library_bounds_its_numbers_too(ledger_path: Path, filled: Path) -> None:
+    with Ledger(ledger_path) as ledger:
+        for call in (lambda: ledger.quotes("water", k=10**30),
+                     lambda: ledger.read(filled, k=10**6),
+                     lambda: ledger.run(["true"], timeout=float("inf")),
+                     lambda: ledger.run(["true"], timeout=float("nan")),
+                     lambda: ledger.quotes("water", source=10**30)):
+            with pytest.raises(BadInput):  # exit 2
+                call()
+
+
+def _error_object(stdout: str) -> dict[str, Any]:
+    data = json.loads(stdout)
+    assert isinstance(data, dict) and set(data) <= {"input", "error"}, data
+    error = data["error"]
+    assert set(error) >= {"status", "message", "hint"}, error
+    assert isinstance(error["status"], str) and error["message"]
+    return data
+
+
+@pytest.mark.parametrize(("args", "code", "status"), [
+    (["--json", "show", "99"], 2, "unknown_source"),
+    (["--json", "quote", "99", "boils"], 2, "unknown_source"),
+    (["--json", "quote", "1", "water freezes"], 1, "not_verbatim"),
+    (["--json", "check", "missing.md"], 2, "invalid_path"),
+    (["--json", "render", "missing.md"], 2, "invalid_path"),
+    (["--json", "reset"], 2, "invalid_argument"),
+    (["--json", "export", "--format", "pack", "-o", "full"], 2, "invalid_argument"),
+    (["--json", "quotes", "water", "-k", "0"], 2, "invalid_argument"),
+    (["--json", "no-such-verb"], 2, "invalid_argument"),
+    (["--json", "show"], 2, "invalid_argument"),
+    (["show", "abc", "--json"], 2, "invalid_argument"),
+    (["--json", "--ledger", "notes.txt", "list"], 4, "ledger_error"),
+    (["--json", "--ledger", "nowhere/l.db", "list"], 4, "no_ledger"),
+])
+def test_every_failure_under_json_is_one_error_object(
+        run_cli: Any, filled: Path, monkeypatch: pytest.MonkeyPatch, args: list[str],
+        code: int, status: str) -> None:
+    monkeypatch.chdir(filled.parent)
+    (filled.parent / "full").mkdir()
+    (filled.parent / "full" / "x").write_text("x")
+    (filled.parent / "notes.txt").write_text("not a database, only some words\n" * 20)
+    result = run_cli(*args)
+    assert result.exit_code == code, (result.stdout, result.stderr)
+    data = _error_object(result.stdout)
+    assert data["error"]["status"] == status, data
+    assert result.stderr.startswith("fetchledger: error: ")  # stderr keeps its line
+
+
+def test_per_input_verbs_keep_their_array(run_cli: Any, filled: Path) -> None:
+    result = run_cli("--json", "read", str(filled), str(filled.parent / "missing.txt"))
+    assert result.exit_code == 2
+    first, second = json.loads(result.stdout)
+    assert first["source"]["id"] == 1 and second["error"]["status"] == "invalid_path"
+    timed = run_cli("--json", "run", "--timeout", "inf", "--", "true")
+    assert timed.exit_code == 2
+    assert json.loads(timed.stdout)[0]["error"]["status"] == "invalid_argument"
+
+
+READ_ONLY = [["list"], ["list", "--failed"], ["show", "1"], ["quotes", "water"],
+             ["check", "draft.md"], ["render", "draft.md"],
+             ["export", "--format", "csl-json", "-o", "out.json"]]
+
+
+@pytest.mark.parametrize("args", READ_ONLY)
+def test_read_only_verbs_never_create_a_ledger(tmp_path: Path, args: list[str],
+                                               monkeypatch: pytest.MonkeyPatch,
+                                               run_cli: Any) -> None:
+    monkeypatch.delenv("FETCHLEDGER_LEDGER")
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "draft.md").write_text("Water boils at 100 degrees.[1]\n")
+    before = sorted(p.name for p in tmp_path.iterdir())
+    result = run_cli(*args)
+    assert result.exit_code == 4, result.stderr
+    assert result.stderr.startswith(f"fetchledger: error: no ledger at {tmp_path}")
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
+    given = tmp_path / "sub" / "l.db"
+    named = run_cli("--ledger", str(given), *args)
+    assert named.exit_code == 4 and not given.parent.exists()
+    assert json.loads(run_cli("--json", "--ledger", str(given), *args).stdout)[
+        "error"]["status"] == "no_ledger"
+
+
+@pytest.mark.parametrize("args", READ_ONLY)
+def test_read_only_verbs_never_wait_for_the_write_lock(
+        filled: Path, ledger_path: Path, args: list[str], tmp_path: Path) -> None:
+    (tmp_path / "draft.md").write_text("Water boils at 100 degrees.[1]\n")
+    holder = sqlite3.connect(ledger_path, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")  # a writer holds the lock for the whole call
+    try:
+        started = time.monotonic()
+        done = subprocess.run([sys.executable, "-m", "fetchledger", "--ledger",
+                               str(ledger_path), *args], cwd=tmp_path, capture_output=True,
+                              text=True, timeout=60, check=False)
+        took = time.monotonic() - started
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert done.returncode == 0, done.stderr
+    assert took < 20, took  # the busy timeout is 60 s: it did not wait for the lock
+    if args[0] == "quotes":
+        assert "boils" in done.stdout and "not recorded" in done.stderr
+
+
+@needs_mount_namespace
+def test_read_only_verbs_work_on_a_read_only_mounted_ledger(tmp_path: Path,
+                                                            filled: Path) -> None:
+    folder = tmp_path / "ro"
+    with Ledger(folder / "l.db") as ledger:
+        ledger.read(filled)
+    (tmp_path / "draft.md").write_text("Water boils at 100 degrees.[1]\n")
+    before = (folder / "l.db").read_bytes()
+    calls = "\n".join(
+        f"{FETCHLEDGER} --ledger {folder / 'l.db'} {' '.join(args)} > /dev/null;"
+        f" echo \"{args[0]}=$?\"" for args in READ_ONLY)
+    done = in_mount_namespace(f"""
+        cd {tmp_path}
+        mount --bind {folder} {folder} && mount -o remount,bind,ro {folder} || exit 90
+        {calls}
+    """)
+    for args in READ_ONLY:
+        assert f"{args[0]}=0" in done.stdout, (args, done.stdout, done.stderr)
+    assert "Traceback" not in done.stderr
+    assert (folder / "l.db").read_bytes() == before
