@@ -308,6 +308,14 @@ class _Batch:
     # --- running ---
 
     async def run(self, inputs: Sequence[BatchInput]) -> list[BatchOutcome]:
+        options = self.options
+        claimer: Claimer[_Job] = Claimer(
+            self.ledger.claim_inputs, lambda job: job.identity.locator,
+            lease=options.claim_lease, poll=options.claim_poll, round_size=options.concurrency)
+        # Before planning: an input another batch finishes after this instant (even
+        # before this batch claims anything) is reported as that batch left it.
+        if claimer.round(queued=0) is not None:
+            self.claimer = claimer
         jobs = self._plan(inputs)
         if jobs:
             await self._run(jobs)
@@ -351,17 +359,13 @@ class _Batch:
 
     def _claim_or_queue(self, jobs: list[_Job]) -> None:
         """On a shared ledger, claim the first round of jobs; elsewhere take them all."""
-        options = self.options
-        claimer: Claimer[_Job] = Claimer(self.ledger.claim_inputs, lambda job: job.identity.locator,
-                          lease=options.claim_lease, poll=options.claim_poll,
-                          round_size=options.concurrency)
-        claimer.unclaimed.extend(jobs)
-        first = claimer.round(queued=0)
-        if first is None:
+        if self.claimer is None:
             for job in jobs:
                 self._queue(job)
             return
-        self.claimer = claimer
+        self.claimer.unclaimed.extend(jobs)
+        first = self.claimer.round(queued=0)
+        assert first is not None  # the ledger claims (it answered before planning)
         self._claimed(*self._settled_elsewhere(*first))
 
     async def _claim_loop(self, writer: ThreadPoolExecutor) -> None:

@@ -76,8 +76,11 @@ T = TypeVar("T")
 Connection = psycopg.Connection[tuple[Any, ...]]
 
 _MIGRATION_LOCK = 0x6665_7463_686C  # pg_advisory_xact_lock key: "fetchl"
+_CLAIM_LOCK = _MIGRATION_LOCK + 1
 _MAX_TERM = 500  # characters; PostgreSQL refuses lexemes over 2 KB
-_WRITE_TRIES = 3
+_WRITE_TRIES = 5
+# the server rolled the whole transaction back: safe to run it again
+_ROLLED_BACK = (pg_errors.DeadlockDetected, pg_errors.SerializationFailure)
 
 
 def passage_terms(text: str) -> list[str]:
@@ -153,6 +156,10 @@ class PostgresStore:
     def _ledger_error(self, exc: psycopg.Error) -> LedgerError:
         where = self.shown
         detail = self._scrub(" ".join(str(exc).split()))
+        if isinstance(exc, _ROLLED_BACK):
+            return LedgerLocked(f"the ledger {where} could not finish a write among other "
+                                f"writers ({detail})", path=where,
+                                hint="other fetchledger processes are writing; try again")
         if isinstance(exc, pg_errors.LockNotAvailable):
             return LedgerLocked(
                 f"the ledger {where} stayed locked by another writer past "
@@ -186,13 +193,12 @@ class PostgresStore:
                     conn.execute("SELECT set_config('lock_timeout', %s, true)",
                                  (f"{int(self.busy_timeout * 1000)}ms",))
                     return work(conn)
-            except LedgerUnavailable:
-                if began or attempt == tries - 1:
-                    raise
             except LedgerError as error:
-                retry = isinstance(error.__cause__, pg_errors.DeadlockDetected
-                                   | pg_errors.SerializationFailure)
-                if not retry or attempt == tries - 1:
+                # the server rolled it all back: a deadlock or a serialization failure,
+                # or the connection was dead before the transaction began
+                rolled_back = isinstance(error.__cause__, _ROLLED_BACK)
+                lost_before = isinstance(error, LedgerUnavailable) and not began
+                if not (rolled_back or lost_before) or attempt == tries - 1:
                     raise
         raise AssertionError("unreachable")
 
@@ -442,6 +448,9 @@ class PostgresStore:
         ``FOR UPDATE SKIP LOCKED``: what another batch is claiming this instant is
         left to it (and asked for again next round)."""
         def work(db: Connection) -> ClaimRound:
+            # Claim rounds of all batches one at a time (each takes milliseconds): their
+            # inserts, renewals and take-overs of lapsed claims cannot deadlock.
+            db.execute("SELECT pg_advisory_xact_lock(%s)", (_CLAIM_LOCK,))
             clock = db.execute("SELECT now()").fetchone()
             assert clock is not None
             start = since or clock[0]
@@ -455,7 +464,7 @@ class PostgresStore:
                        "WHERE holder = %s", (lease, holder))
             wanted = list(dict.fromkeys(want))
             db.execute("INSERT INTO claim (locator) SELECT unnest(%s::text[]) "
-                       "ON CONFLICT (locator) DO NOTHING", (wanted,))
+                       "ON CONFLICT (locator) DO NOTHING", (sorted(wanted),))
             mine = {row[0] for row in db.execute(
                 "UPDATE claim c SET holder = %(holder)s, finished_at = NULL, status = NULL, "
                 "message = NULL, expires = now() + make_interval(secs => %(lease)s) "
