@@ -39,12 +39,12 @@ def run(ledger: str, lists: list[Path]) -> tuple[float, list[int]]:
     processes = [subprocess.Popen(
         [sys.executable, "-m", "fetchledger", "--json", "batch", "--allow-private",
          "--no-robots", str(listing)], env={**os.environ, "FETCHLEDGER_LEDGER": ledger},
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True) for listing in lists]
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for listing in lists]
     registered = []
     for process in processes:
-        out, _ = process.communicate()
+        out, err = process.communicate()
         if process.returncode != 0:
-            sys.exit(f"FAILED: a batch exited {process.returncode}")
+            sys.exit(f"FAILED: a batch exited {process.returncode}: {err.strip()[-400:]}")
         registered.append(sum(1 for line in out.splitlines() if "snippets" in json.loads(line)))
     return time.perf_counter() - started, registered
 

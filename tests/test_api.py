@@ -40,4 +40,5 @@ def test_exit_codes_follow_the_design() -> None:
     assert statuses == {
         "http_error", "timeout", "too_large", "blocked_address", "robots_denied",
         "empty_content", "needs_password", "no_text_layer", "corrupt", "unsupported_type",
-        "network_error", "dns_error", "render_failed", "command_failed"}
+        "network_error", "dns_error", "render_failed", "command_failed", "offline_miss",
+        "raw_capped"}

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fetchledger import Ledger
+from fetchledger import Document, Ledger
 from fetchledger.cite import RULES, check, render
 
 from cite_sources import seed
@@ -99,6 +99,8 @@ FINDINGS = [
          rendered=False),
     Case("quotation not verbatim",
          'The page says "water boils at 101 °C".[1]\n', [("quote-not-verbatim", 1, 15)]),
+    Case("quotation of a version the source has changed since",
+         'The notice said "The bridge opens in May."[7]\n', [("quote-drifted", 1, 17)]),
     Case("quotation with a changed word",
          'The report says "a pressure cooker lifts the boiling point".[2]\n',
          [("quote-not-verbatim", 1, 17)]),
@@ -170,6 +172,14 @@ def seeded(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("cite") / "ledger.db"
     with Ledger(path) as ledger:
         seed(ledger)
+        # [7]: a notice that changed after it was quoted (version 2 says June)
+        for month in ("May", "June"):
+            text = f"Bridge works\nThe bridge opens in {month}."
+            ledger.register(Document(
+                kind="web", locator="https://example.org/bridge",
+                display="https://example.org/bridge", text=text, raw=text.encode(),
+                title="Bridge works", meta={"content_type": "text/plain"},
+                extractor="test", extractor_version="1"))
     return path
 
 

@@ -193,7 +193,7 @@ def test_each_verb_has_a_docs_page_naming_its_options(verb: str) -> None:
     page = (Path(__file__).resolve().parent.parent / "docs" / f"{verb}.md").read_text(
         encoding="utf-8")
     assert page.startswith(f"# `fetchledger {verb}`")
-    global_options = {"--ledger", "--allow-private", "--allow-host", "--help"}
+    global_options = {"--ledger", "--allow-private", "--allow-host", "--offline", "--help"}
     for param in cli.commands[verb].params:
         for flag in getattr(param, "opts", []):
             if flag.startswith("--") and flag not in global_options:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-__all__ = ["KINDS", "Document", "Kind", "Page"]
+__all__ = ["KINDS", "Document", "Kind", "Page", "StoredRaw"]
 
 Kind = Literal["web", "http", "file", "command"]
 KINDS: tuple[Kind, ...] = ("web", "http", "file", "command")
@@ -51,3 +51,32 @@ class Document:
     pages: tuple[Page, ...] = ()
     aliases: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class StoredRaw:
+    """One stored version's raw bytes and the facts needed to extract them again
+    (``reextract``, ``--offline``): the source's identity, how the text was made, and
+    the kind-specific metadata (content type and charset, file size, argv, ...).
+
+    ``raw`` is what the ledger kept: shorter than ``raw_size`` when the bytes were
+    capped (``Limits.max_raw_stored``), and then they cannot be extracted again.
+    """
+
+    source_id: int
+    version: int
+    kind: Kind
+    locator: str  # the canonical identity
+    display: str
+    raw: bytes
+    raw_size: int  # bytes as retrieved
+    retrieved_at: str
+    text_sha256: str
+    extractor: str
+    extractor_version: str
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def capped(self) -> bool:
+        """Whether only part of the retrieved bytes was kept."""
+        return len(self.raw) < self.raw_size

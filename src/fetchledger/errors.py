@@ -24,7 +24,9 @@ retrieval failures carry the attempt ``status`` recorded in the ledger::
     │   ├── NetworkError             network_error: refused, unreachable, reset
     │   ├── DNSError                 dns_error: the host name does not resolve
     │   ├── RenderFailed             render_failed: the browser could not render the page
-    │   └── CommandFailed            command_failed: the command could not be started
+    │   ├── CommandFailed            command_failed: the command could not be started
+    │   ├── OfflineMiss              offline_miss: --offline, and the ledger has no stored copy
+    │   └── RawCapped                raw_capped: the version's raw bytes were capped when stored
     └── LedgerError              4   the ledger file cannot be used
         ├── LedgerCorrupt            not a ledger, or damaged
         ├── LedgerLocked             locked by another writer past the timeout
@@ -58,7 +60,9 @@ __all__ = [
     "NetworkError",
     "NoLedger",
     "NoTextLayer",
+    "OfflineMiss",
     "QuoteNotFound",
+    "RawCapped",
     "RenderFailed",
     "RetrievalFailed",
     "RetrievalTimeout",
@@ -240,6 +244,18 @@ class CommandFailed(RetrievalFailed):
     status = "command_failed"
 
 
+class OfflineMiss(RetrievalFailed):
+    """Offline, and the ledger holds no whole stored copy of what was asked for."""
+
+    status = "offline_miss"
+
+
+class RawCapped(RetrievalFailed):
+    """The version's raw bytes were capped when stored, so they cannot be extracted again."""
+
+    status = "raw_capped"
+
+
 class LedgerError(FetchLedgerError):
     """The ledger file cannot be used (exit 4)."""
 
@@ -282,7 +298,7 @@ _BY_STATUS: dict[str, type[RetrievalFailed]] = {
     for cls in (
         HTTPStatusError, RetrievalTimeout, TooLarge, BlockedAddress, RobotsDenied,
         EmptyContent, NeedsPassword, NoTextLayer, CorruptContent, UnsupportedType,
-        NetworkError, DNSError, RenderFailed, CommandFailed,
+        NetworkError, DNSError, RenderFailed, CommandFailed, OfflineMiss, RawCapped,
     )
 }
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, TypeVar
+from typing import IO, TYPE_CHECKING, Any, TypeVar, cast
 
 from .adapters.command import CommandAdapter, PipedAdapter
 from .adapters.files import FileAdapter, PageRange, parse_page_range
@@ -47,7 +47,7 @@ from .errors import (
 from .models import Copied, Failure, Retrieval, Snippet, SourceDetails
 from .store import open_store, shown_location
 from .store.prepare import Failed, Prepared, prepare
-from .store.protocol import ClaimRound, QuoteRow, Store, StoredVersion
+from .store.protocol import AttemptRow, ClaimRound, QuoteRow, Store, StoredVersion, utc_now
 from .text.passages import (
     QuoteSpan,
     cut_quote,
@@ -63,8 +63,10 @@ if TYPE_CHECKING:
     from datetime import datetime
 
     from .adapters.curl_args import CurlCommand
+    from .adapters.web import WebAdapter
     from .batch.lines import BatchInput, BatchOutcome
-    from .models import Attempt, Outcome, Quote, Source
+    from .document import StoredRaw
+    from .models import Attempt, Outcome, Quote, Refreshed, Source
     from .net.client import HTTPClient
 
 __all__ = ["ADAPTERS", "Ledger", "copy_ledger"]
@@ -86,7 +88,9 @@ class Ledger:
     ``render``, ``export``): nothing is created (NoLedger, exit 4, when there is no
     ledger), migrated or locked, and a read-only mounted ledger works; the quotes a
     search hands out are recorded only when that needs no wait, else they carry a
-    warning saying so.
+    warning saying so. ``offline=True`` answers ``fetch``, ``curl``, ``http_request``
+    and ``batch`` from the stored raw bytes of the sources they name, never opening a
+    socket (an ``offline_miss`` attempt for one the ledger lacks).
     """
 
     def __init__(
@@ -96,6 +100,7 @@ class Ledger:
         limits: Limits | None = None,
         allow_private: bool | None = None,
         allow_hosts: Sequence[str] = (),
+        offline: bool = False,
         read_only: bool = False,
     ) -> None:
         self.path: Path | str = resolve_ledger_path(path)
@@ -104,6 +109,7 @@ class Ledger:
         self.limits = limits or Limits()
         self.allow_private = allow_private_from_env() if allow_private is None else allow_private
         self.allow_hosts = tuple(allow_hosts)
+        self.offline = offline
         self._store: Store = open_store(self.path, busy_timeout=self.limits.ledger_busy_timeout,
                                         read_only=read_only)
         self._key: bytes | None = None  # read on first use
@@ -291,6 +297,8 @@ class Ledger:
     # --- the web ------------------------------------------------------------------------
 
     def _client(self) -> HTTPClient:
+        if self.offline:  # a bug if reached: offline adapters and verbs never ask
+            raise RuntimeError("offline: no HTTP client")
         if self._http_client is None:
             from .net.client import HTTPClient
 
@@ -434,6 +442,20 @@ class Ledger:
         source = self.source(source_id)
         return self._store.raw_bytes(source_id, version or source.version)
 
+    def stored(self, source_id: int, version: int | None = None) -> StoredRaw:
+        """A version's raw bytes (the latest by default) with the facts to extract them
+        again: what ``reextract`` and ``--offline`` use."""
+        self.source(source_id)
+        found = self._store.stored_raw(source_id, version)
+        if found is None:
+            raise InvalidArgument(f"source [{source_id}] has no version {version}")
+        return found
+
+    def stored_for(self, locator: str) -> StoredRaw | None:
+        """The latest stored version of the source a canonical locator (or alias) names."""
+        source_id = self._store.source_id_for([locator])
+        return None if source_id is None else self._store.stored_raw(source_id)
+
     def texts(self, source_id: int) -> dict[int, str]:
         """The stored text of every version of a source: ``{version number: text}``."""
         self.source(source_id)
@@ -567,6 +589,49 @@ class Ledger:
             source_id=source_id, nearest=nearest_text,
             hint=f'nearest passage: "{nearest_text}"' if nearest_text else None)
 
+    # --- keeping evidence checkable -------------------------------------------------
+
+    def reextract(self, source_ids: Iterable[int] | None = None, *,
+                  on_outcome: Callable[[Refreshed], None] | None = None) -> list[Refreshed]:
+        """Run today's extraction again on the stored raw bytes of each source (all by
+        default), no network: a text that changes becomes a new version of the same id.
+        Each outcome lists the recorded quotes its latest version no longer holds.
+        See :mod:`fetchledger.replay.reextract`."""
+        from .replay import reextract
+
+        return reextract(self, self._existing(source_ids), on_outcome)
+
+    def refresh(self, source_ids: Iterable[int] | None = None, *,
+                on_outcome: Callable[[Refreshed], None] | None = None) -> list[Refreshed]:
+        """Retrieve each source (all by default) again, conditionally (ETag,
+        Last-Modified): a 304 keeps the version, a changed page is a new version of the
+        same id; each outcome lists the recorded quotes that drifted. Not offline.
+        See :mod:`fetchledger.replay.refresh`."""
+        from .replay import refresh
+
+        if self.offline:
+            raise InvalidArgument("refresh retrieves sources again, which --offline forbids",
+                                  hint="reextract runs today's extraction on the stored bytes")
+        return refresh(self, self._existing(source_ids),
+                       lambda: cast("WebAdapter", self._adapter(WebInput)), on_outcome)
+
+    def record_unchanged(self, source_id: int, message: str) -> None:
+        """Record a retrieval that found source ``source_id`` unchanged (HTTP 304): an
+        ``ok`` attempt, its last retrieval time now, no new version."""
+        source = self.source(source_id)
+        self._store.record_unchanged(
+            source_id, AttemptRow(source.kind, source.locator, "ok", message), utc_now())
+
+    def _existing(self, source_ids: Iterable[int] | None) -> list[int]:
+        """The ids asked for (every source's when None), each checked first: an unknown
+        id is bad input before anything is done."""
+        if source_ids is None:
+            return [s.id for s in self.sources()]
+        ids = list(dict.fromkeys(source_ids))
+        for source_id in ids:
+            self.source(source_id)
+        return ids
+
     def reset(self) -> None:
         """Empty the ledger: every source, version, quote and attempt is deleted and
         ids start again at 1. (This ends the ledger's life; ids are not reused within it.)"""
@@ -620,15 +685,25 @@ def _check_k(k: int) -> None:
 
 
 def _web_adapter(ledger: Ledger) -> Adapter[WebInput, Any]:
+    if ledger.offline:
+        return _offline_adapter(ledger)
     from .adapters.web import WebAdapter  # imports httpx: only once the web is used
 
     return WebAdapter(ledger._client(), ledger.identity_key)
 
 
 def _http_adapter(ledger: Ledger) -> Adapter[HttpInput, Any]:
+    if ledger.offline:
+        return _offline_adapter(ledger)
     from .adapters.http import HttpAdapter
 
     return HttpAdapter(ledger._client(), ledger.identity_key)
+
+
+def _offline_adapter(ledger: Ledger) -> Adapter[Any, Any]:
+    from .adapters.stored import OfflineAdapter
+
+    return OfflineAdapter(ledger.stored_for, ledger.identity_key, ledger.limits)
 
 
 ADAPTERS: dict[type[Any], Callable[[Ledger], Adapter[Any, Any]]] = {

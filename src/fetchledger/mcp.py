@@ -211,6 +211,7 @@ class ServerConfig:
     allow_hosts: tuple[str, ...]
     roots: Roots
     commands: CommandAllowlist
+    offline: bool = False  # fetch and http_request answer from stored raw bytes only
 
     @classmethod
     def create(
@@ -221,16 +222,18 @@ class ServerConfig:
         allow_hosts: Sequence[str] = (),
         roots: Sequence[str] = (),
         commands: Sequence[str] = (),
+        offline: bool = False,
     ) -> "ServerConfig":
         """Resolve the options (bad ones raise BadInput, exit 2) and open the ledger
         once, so that an unusable ledger stops the server before it serves (exit 4)."""
         folders, allowed = Roots.from_options(roots), CommandAllowlist.from_names(commands)
         with Ledger(ledger, allow_private=allow_private, allow_hosts=allow_hosts) as opened:
-            return cls(opened.path, opened.allow_private, opened.allow_hosts, folders, allowed)
+            return cls(opened.path, opened.allow_private, opened.allow_hosts, folders, allowed,
+                       offline)
 
     def open(self) -> Ledger:
         return Ledger(self.ledger, allow_private=self.allow_private,
-                      allow_hosts=self.allow_hosts)
+                      allow_hosts=self.allow_hosts, offline=self.offline)
 
 
 # --- results ----------------------------------------------------------------------------

@@ -31,6 +31,7 @@ __all__ = [
     "Failure",
     "Outcome",
     "Quote",
+    "Refreshed",
     "Retrieval",
     "Snippet",
     "Source",
@@ -41,6 +42,7 @@ __all__ = [
     "exit_code_for",
     "json_text",
     "page_suffix",
+    "refresh_exit_code",
     "tool_error_lines",
     "warning_line",
 ]
@@ -352,3 +354,63 @@ def exit_code_for(outcomes: Iterable[Outcome]) -> int:
     if 2 in codes:
         return 2
     return 3 if codes else 0
+
+
+@dataclass(frozen=True)
+class Refreshed:
+    """What ``refresh`` or ``reextract`` did to one source, and which of its recorded
+    quotes are not verbatim in its latest version.
+
+    ``source`` is the source as of its latest version afterwards; ``changed`` says
+    whether a new version was made; ``drifted`` are the recorded quotes (handed out or
+    confirmed, of any version) that the latest version no longer holds; ``checked``
+    how many recorded quotes were looked for. ``skipped`` is a reason code when the
+    source was not tried at all, ``error`` the failure when it was and failed.
+    """
+
+    source: Source
+    changed: bool
+    drifted: tuple[Quote, ...]
+    checked: int
+    note: str  # what happened, one line: "unchanged (HTTP 304 Not Modified)", ...
+    skipped: str | None = None
+    error: Failure | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "source": self.source.to_json(with_versions=True),
+            "changed": self.changed,
+            "version": self.source.version,
+            "drifted": [{"quote": q.text, "start": q.start, "end": q.end, "version": q.version}
+                        for q in self.drifted],
+        }
+        if self.skipped:
+            data["skipped"] = {"reason": self.skipped, "message": self.note}
+        if self.error:
+            data["error"] = {"status": self.error.status, "message": self.error.message}
+        return data
+
+    def text_lines(self) -> list[str]:
+        """The source's header with what happened, then one line per drifted quote:
+        ``[3] drifted: "..." (version 1, characters 120-160)``."""
+        found = (f"; {len(self.drifted)} of {self.checked} recorded quote"
+                 f"{'s' * (self.checked != 1)} drifted" if self.drifted else "")
+        lines = [f"{self.source.header()}: {printable_line(self.note)}{found}"]
+        for quote in self.drifted:
+            where = f"version {quote.version}, characters {quote.start}-{quote.end}"
+            if quote.page is not None:
+                where += f", p. {quote.page}"
+            lines.append(f'[{self.source.id}] drifted: "{printable(quote.text)}" ({where})')
+        return lines
+
+    def error_lines(self) -> list[str]:
+        return self.error.error_lines() if self.error else []
+
+
+def refresh_exit_code(outcomes: Iterable[Refreshed]) -> int:
+    """3 if a source could not be retrieved (or extracted) again, else 1 if any recorded
+    quote drifted, else 0."""
+    outcomes = list(outcomes)
+    if any(o.error for o in outcomes):
+        return 3
+    return 1 if any(o.drifted for o in outcomes) else 0

@@ -289,6 +289,40 @@ def _needs_cookie(handler: Handler, query: dict[str, list[str]]) -> None:
         handler.redirect(302, "/set-cookie")
 
 
+@dataclass
+class Versioned:
+    """A page whose content tests change; served with validators as asked, and answered
+    304 Not Modified when a conditional request names the current one."""
+
+    body: bytes
+    content_type: str = "text/html; charset=utf-8"
+    etag: bool = True
+    last_modified: str | None = None  # an HTTP date, sent as Last-Modified
+
+    @property
+    def tag(self) -> str:
+        import hashlib
+
+        return '"' + hashlib.sha256(self.body).hexdigest()[:16] + '"'
+
+
+def _versioned(handler: Handler, query: dict[str, list[str]]) -> None:
+    page = handler.server.versioned.get(handler.path.split("?")[0].rsplit("/", 1)[-1])
+    if page is None:
+        handler.send_body(404, b"<html><body><p>Gone.</p></body></html>", "text/html")
+        return
+    headers = {"ETag": page.tag} if page.etag else {}
+    if page.last_modified:
+        headers["Last-Modified"] = page.last_modified
+    match = handler.headers.get("if-none-match")
+    since = handler.headers.get("if-modified-since")
+    if (page.etag and match == page.tag) or (
+            match is None and since is not None and since == page.last_modified):
+        handler.send_body(304, b"", None, headers)
+        return
+    handler.send_body(200, page.body, page.content_type, headers)
+
+
 def _hostile(handler: Handler, query: dict[str, list[str]]) -> None:
     """A script-built page that reaches out to ``?other=HOST:PORT`` every way it can."""
     page = site_page("app-hostile.html").replace("{{OTHER}}", query["other"][0])
@@ -413,6 +447,7 @@ class LoopbackServer(ThreadingHTTPServer):
         self.stopping = threading.Event()
         self._lock = threading.Lock()
         self.replies: dict[str, Reply] = {}
+        self.versioned: dict[str, Versioned] = {}  # /versioned/NAME
         self.reset_replies()
 
     def handle_error(self, request: Any, client_address: Any) -> None:
@@ -423,6 +458,7 @@ class LoopbackServer(ThreadingHTTPServer):
         self._thread: threading.Thread | None = None
 
     def reset_replies(self) -> None:
+        self.versioned.clear()
         self.replies["mutable"] = Reply(200, {"Content-Type": "text/html"},
                                         b"<html><body><p>The first edition of this page says "
                                         b"the bridge opens in May.</p></body></html>")
@@ -449,6 +485,8 @@ class LoopbackServer(ThreadingHTTPServer):
             return _redirect_chain
         if path.startswith("/status/"):
             return _status
+        if path.startswith("/versioned/"):
+            return _versioned
         return ROUTES.get(path)
 
     def record(self, hit: Hit) -> None:

@@ -51,7 +51,8 @@ from ..text.normalize import clean_lines, looks_binary, one_line
 from .children import Child, start_reaper
 from .protocol import CommandInput, PipedInput
 
-__all__ = ["CommandAdapter", "CommandOutput", "PipedAdapter", "decode_output", "output_text"]
+__all__ = ["CommandAdapter", "CommandOutput", "PipedAdapter", "decode_output", "output_text",
+           "read_output"]
 
 LINGER_GRACE = 0.5  # seconds background holders of the output may outlive the command
 _STDERR_TAIL = 8192
@@ -112,7 +113,7 @@ class CommandAdapter:
             hint = None if given.stderr else "--stderr registers what it wrote to stderr"
             raise EmptyContent(f"the command printed nothing ({status}){said}",
                                locator=where.display, hint=hint)
-        text, warnings = _text_or_fail(ran.output, where.display)
+        text, warnings = read_output(ran.output, where.display)
         if ran.exit_code != 0:
             warnings.insert(0, f"the command {status}{said}")
         if ran.lingered:
@@ -155,7 +156,7 @@ class PipedAdapter:
                            locator=where.display)
         if not raw.strip():
             raise EmptyContent("nothing was piped in", locator=where.display)
-        text, warnings = _text_or_fail(raw, where.display)
+        text, warnings = read_output(raw, where.display)
         return Document(
             kind="command", locator=where.locator, display=where.display, text=text, raw=raw,
             extractor="stdin", extractor_version=__version__,
@@ -170,7 +171,9 @@ def _scrubbed(ran: CommandOutput, secrets: list[str]) -> CommandOutput:
                    stderr_tail=scrub_bytes(ran.stderr_tail, secrets))
 
 
-def _text_or_fail(raw: bytes, locator: str) -> tuple[str, list[str]]:
+def read_output(raw: bytes, locator: str) -> tuple[str, list[str]]:
+    """The stored text of output bytes, and a warning about their decoding if any;
+    UnsupportedType for binary output, EmptyContent when nothing readable is left."""
     decoded, warning = decode_output(raw, locator=locator)
     text = output_text(decoded)
     if not text:

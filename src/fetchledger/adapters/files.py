@@ -24,7 +24,7 @@ from ..text.normalize import decode_bytes
 from .documents import TextForm, html_document, looks_like_html, text_document
 from .protocol import FileInput
 
-__all__ = ["FileAdapter", "PageRange", "parse_page_range"]
+__all__ = ["FileAdapter", "PageRange", "file_document", "parse_page_range"]
 
 _HTML_SUFFIXES = frozenset({".html", ".htm", ".xhtml", ".shtml"})
 _MARKDOWN_SUFFIXES = frozenset({".md", ".markdown", ".mdx", ".mkd", ".mdown"})
@@ -75,18 +75,7 @@ class FileAdapter:
             "mtime": datetime.fromtimestamp(stat.st_mtime, timezone.utc)
             .strftime("%Y-%m-%dT%H:%M:%SZ"),
         }
-        if not raw.strip():
-            raise EmptyContent("the file is empty", locator=locator)
-        suffix = resolved.suffix.lower()
-        if raw[:1024].lstrip().startswith(b"%PDF-") or suffix == ".pdf":
-            from .pdf import read_pdf
-
-            return read_pdf(raw, locator=locator, meta=meta, limits=self.limits,
-                            password=given.password, name=resolved.name)
-        if suffix in _HTML_SUFFIXES or looks_like_html(raw):
-            return html_document(raw, identity, {**meta, "content_type": "text/html"},
-                                 what="HTML page")
-        return self._text(raw, identity, meta, suffix)
+        return file_document(raw, identity, meta, limits=self.limits, password=given.password)
 
     def _read_bytes(self, path: Path, locator: str) -> tuple[bytes, os.stat_result]:
         try:
@@ -108,16 +97,36 @@ class FileAdapter:
                            locator=locator)
         return raw, stat
 
-    def _text(self, raw: bytes, identity: Identity, meta: dict[str, Any],
-              suffix: str) -> Document:
-        try:
-            decoded = decode_bytes(raw, locator=identity.locator)
-        except UnsupportedType as exc:
-            raise UnsupportedType(
-                f"{exc.message}: not a PDF, HTML, Markdown or text file",
-                locator=identity.locator) from exc
-        form: TextForm = ("markdown" if suffix in _MARKDOWN_SUFFIXES else
-                          "text" if suffix in _PROSE_SUFFIXES else "lines")
-        content_type = "text/markdown" if form == "markdown" else "text/plain"
-        return text_document(decoded, form, raw, identity,
-                             {**meta, "content_type": content_type}, what="file")
+
+def file_document(raw: bytes, identity: Identity, meta: dict[str, Any], *, limits: Limits,
+                  password: str | None = None) -> Document:
+    """A file's bytes as a document, by what the bytes are and then the file's name (the
+    resolved path ``identity.locator``): PDF, HTML, else text."""
+    locator = identity.locator
+    if not raw.strip():
+        raise EmptyContent("the file is empty", locator=locator)
+    name = Path(locator).name
+    suffix = Path(locator).suffix.lower()
+    if raw[:1024].lstrip().startswith(b"%PDF-") or suffix == ".pdf":
+        from .pdf import read_pdf
+
+        return read_pdf(raw, locator=locator, meta=meta, limits=limits, password=password,
+                        name=name)
+    if suffix in _HTML_SUFFIXES or looks_like_html(raw):
+        return html_document(raw, identity, {**meta, "content_type": "text/html"},
+                             what="HTML page")
+    return _text(raw, identity, meta, suffix)
+
+
+def _text(raw: bytes, identity: Identity, meta: dict[str, Any], suffix: str) -> Document:
+    try:
+        decoded = decode_bytes(raw, locator=identity.locator)
+    except UnsupportedType as exc:
+        raise UnsupportedType(
+            f"{exc.message}: not a PDF, HTML, Markdown or text file",
+            locator=identity.locator) from exc
+    form: TextForm = ("markdown" if suffix in _MARKDOWN_SUFFIXES else
+                      "text" if suffix in _PROSE_SUFFIXES else "lines")
+    content_type = "text/markdown" if form == "markdown" else "text/plain"
+    return text_document(decoded, form, raw, identity,
+                         {**meta, "content_type": content_type}, what="file")

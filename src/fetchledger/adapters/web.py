@@ -115,7 +115,18 @@ class WebAdapter:
         result stands with a warning)."""
         if given.robots:
             self.robots.check(given.url, self.client)
-        response = self.client.send(HTTPRequest(given.url))
+        return self._read(given, identity, self.client.send(HTTPRequest(given.url)))
+
+    def revalidate(self, given: WebInput, identity: Identity,
+                   validators: Sequence[tuple[str, str]]) -> Document | None:
+        """GET the URL again, conditionally when ``validators`` (If-None-Match,
+        If-Modified-Since) are given: None when the server answers 304 Not Modified
+        (nothing but headers crossed the wire), else the document, as :meth:`load`
+        makes it (rendered when ``given.render`` asks)."""
+        response = self.client.send(HTTPRequest(given.url, headers=tuple(validators)))
+        return None if response.status == 304 else self._read(given, identity, response)
+
+    def _read(self, given: WebInput, identity: Identity, response: HTTPResponse) -> Document:
         secrets = request_secrets(given.url)
         read = read_response(response, identity, limits=self.limits, key=self.key,
                              secrets=secrets, render=check_render_mode(given.render))

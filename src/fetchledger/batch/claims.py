@@ -75,7 +75,10 @@ class Claimer(Generic[J]):
                 wanted.append(self.unclaimed.popleft())
         asked = [*self.waiting.values(), *wanted]
         by_locator = {self.locator_of(job): job for job in asked}
-        reported, self.finished = self.finished, []
+        # The event loop appends while this runs (in the writer's thread): take a copy
+        # and remove exactly that many from the front, so no report is lost.
+        reported = self.finished[:]
+        del self.finished[: len(reported)]
         answer = self.claim(self.holder, list(by_locator), reported, self.lease, self.since)
         self.last_round = time.monotonic()
         if answer is None:

@@ -66,6 +66,7 @@ from ..adapters.browser import (
 )
 from ..adapters.web import web_identity
 from ..config import Limits
+from ..document import StoredRaw
 from ..errors import (
     BadInput,
     CorruptContent,
@@ -106,11 +107,14 @@ class BatchLedger(Protocol):
     limits: Limits
     allow_private: bool
     allow_hosts: tuple[str, ...]
+    offline: bool  # answer from stored raw bytes (stored_for), never the network
 
     @property
     def identity_key(self) -> bytes: ...
 
     def source_for(self, locator: str) -> Source | None: ...
+
+    def stored_for(self, locator: str) -> StoredRaw | None: ...
 
     def record(self, results: Sequence[Prepared | Failed]) -> list[Retrieval | None]: ...
 
@@ -247,12 +251,13 @@ class _Batch:
         self.pool_ready: asyncio.Task[WorkerPool] | None = None
         self.clients = HostClients(ledger.limits, allow_private=ledger.allow_private,
                                    allow_hosts=ledger.allow_hosts, connections=self.per_host)
+        self.offline = ledger.offline
         self.closing: set[asyncio.Task[None]] = set()
         self.claimer: Claimer[_Job] | None = None  # on a shared ledger
         self.claim_wake = asyncio.Event()
         self.browser: Browser | None = None
         self.no_browser: str | None = None  # why no page can be rendered here
-        if options.render != "never":
+        if options.render != "never" and not self.offline:  # offline: stored bytes only
             self.no_browser = unavailable_reason()
             if self.no_browser is not None and options.render == "always":
                 raise InvalidArgument(f"--render always needs a browser, and {self.no_browser}")
@@ -303,6 +308,14 @@ class _Batch:
     # --- running ---
 
     async def run(self, inputs: Sequence[BatchInput]) -> list[BatchOutcome]:
+        options = self.options
+        claimer: Claimer[_Job] = Claimer(
+            self.ledger.claim_inputs, lambda job: job.identity.locator,
+            lease=options.claim_lease, poll=options.claim_poll, round_size=options.concurrency)
+        # Before planning: an input another batch finishes after this instant (even
+        # before this batch claims anything) is reported as that batch left it.
+        if claimer.round(queued=0) is not None:
+            self.claimer = claimer
         jobs = self._plan(inputs)
         if jobs:
             await self._run(jobs)
@@ -346,17 +359,13 @@ class _Batch:
 
     def _claim_or_queue(self, jobs: list[_Job]) -> None:
         """On a shared ledger, claim the first round of jobs; elsewhere take them all."""
-        options = self.options
-        claimer: Claimer[_Job] = Claimer(self.ledger.claim_inputs, lambda job: job.identity.locator,
-                          lease=options.claim_lease, poll=options.claim_poll,
-                          round_size=options.concurrency)
-        claimer.unclaimed.extend(jobs)
-        first = claimer.round(queued=0)
-        if first is None:
+        if self.claimer is None:
             for job in jobs:
                 self._queue(job)
             return
-        self.claimer = claimer
+        self.claimer.unclaimed.extend(jobs)
+        first = self.claimer.round(queued=0)
+        assert first is not None  # the ledger claims (it answered before planning)
         self._claimed(*self._settled_elsewhere(*first))
 
     async def _claim_loop(self, writer: ThreadPoolExecutor) -> None:
@@ -461,6 +470,9 @@ class _Batch:
     # --- one input ---
 
     async def _fetch(self, job: _Job) -> None:
+        if self.offline:
+            await self._replay(job)
+            return
         try:
             try:
                 response = await self._get(job)
@@ -479,6 +491,22 @@ class _Batch:
         except asyncio.CancelledError:
             raise
         except BaseException as exc:  # a bug: stop the batch and show it
+            self.crash = exc
+            self.wake.set()
+
+    async def _replay(self, job: _Job) -> None:
+        """Offline: the job's stored bytes, extracted in a worker; nothing is sent."""
+        try:
+            self._release(job.host)
+            stored = self.ledger.stored_for(job.identity.locator)
+            result = await self._in_worker(job, "prepare_stored", stored, job.identity,
+                                           self.ledger.identity_key, self.ledger.limits,
+                                           job.query, job.k)
+            assert not isinstance(result, RenderWanted)
+            self._to_writer(_Done(job, result))
+        except asyncio.CancelledError:
+            raise
+        except BaseException as exc:  # a bug (or a ledger error): stop the batch and show it
             self.crash = exc
             self.wake.set()
 

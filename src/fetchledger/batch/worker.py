@@ -42,6 +42,7 @@ from ..adapters.children import (
     read_frame,
     read_frame_async,
 )
+from ..adapters.stored import replay_document
 from ..adapters.web import Shell, read_response, rendered_document, without_browser
 from ..errors import FetchLedgerError, RetrievalFailed, retrieval_error_for_status
 from ..store.prepare import prepare
@@ -49,7 +50,7 @@ from ..store.prepare import prepare
 if TYPE_CHECKING:
     from ..adapters.browser import RenderedPage, RenderMode
     from ..config import Limits
-    from ..document import Document
+    from ..document import Document, StoredRaw
     from ..identity import Identity
     from ..net.client import HTTPResponse
     from ..store.prepare import Prepared
@@ -62,6 +63,7 @@ __all__ = [
     "WorkerPool",
     "prepare_rendered",
     "prepare_response",
+    "prepare_stored",
     "serve",
     "usable_cores",
 ]
@@ -123,6 +125,18 @@ def prepare_rendered(
     return prepared
 
 
+def prepare_stored(
+    stored: StoredRaw | None, identity: Identity, key: bytes, limits: Limits,
+    query: str | None, k: int,
+) -> Prepared | WorkFailure:
+    """Extract a source's stored raw bytes and prepare the version (an ``--offline``
+    batch: an ``offline_miss`` when there are none)."""
+    prepared = _prepared(lambda: replay_document(stored, identity, limits=limits, key=key),
+                         query, k, limits)
+    assert not isinstance(prepared, RenderWanted)
+    return prepared
+
+
 def _prepared(document: Callable[[], Document | RenderWanted], query: str | None, k: int,
               limits: Limits) -> Prepared | WorkFailure | RenderWanted:
     try:
@@ -149,6 +163,7 @@ def usable_cores() -> int:
 # --- the worker process ---------------------------------------------------------------------
 
 _FUNCTIONS: dict[str, Callable[..., Any]] = {"prepare_response": prepare_response,
+                                             "prepare_stored": prepare_stored,
                                              "prepare_rendered": prepare_rendered,
                                              "ping": os.getpid}
 

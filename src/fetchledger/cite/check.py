@@ -3,9 +3,10 @@
 Every finding has a line, a column, a severity, a rule name and a fix hint.
 Errors: ``unknown-id``, ``quote-not-verbatim``, ``url-in-prose``,
 ``missing-from-sources``. Warnings: ``marker-in-quotation``, ``marker-placement``,
-``grouped-ids``,
-``too-many-ids``, ``figure-drift``, ``coverage``, ``sources-missing``,
-``sources-stale``, ``sources-uncited``. ``check`` only reads the ledger.
+``grouped-ids``, ``too-many-ids``, ``figure-drift``, ``quote-drifted`` (verbatim
+only in an older version of the source: it changed since it was quoted),
+``coverage``, ``sources-missing``, ``sources-stale``, ``sources-uncited``.
+``check`` only reads the ledger.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import BadInput
+from ..models import Quote
 from ..text.normalize import printable
 from .citations import Citations, Quotation, Sentence, read_citations
 from .evidence import SourceView, find_quotation, holds_verbatim, quotation_fragments
@@ -39,6 +41,7 @@ RULES: dict[str, str] = {
     "grouped-ids": WARNING,
     "too-many-ids": WARNING,
     "figure-drift": WARNING,
+    "quote-drifted": WARNING,
     "coverage": WARNING,
     "sources-missing": WARNING,
     "sources-stale": WARNING,
@@ -275,7 +278,11 @@ class _Checker:
         if misplaced is not None:
             yield misplaced
             return
-        if not ids or any(find_quotation(self.view, source_id, text) for source_id in ids):
+        if not ids:
+            return
+        found = [q for source_id in ids if (q := find_quotation(self.view, source_id, text))]
+        if found:
+            yield from self.drifted(text, offset, ids, found)
             return
         nearest = []
         for source_id in ids[:3]:
@@ -288,6 +295,26 @@ class _Checker:
             offset, "quote-not-verbatim", f'the quotation "{shown}" is not verbatim in {cited}',
             ids, ("nearest passage: " + "; ".join(nearest)) if nearest else
             "quote the words exactly as the source has them")
+
+    def drifted(self, text: str, offset: int, ids: tuple[int, ...],
+                found: list[Quote]) -> Iterator[Problem]:
+        """A quotation verbatim only in an older version of its source: the source has
+        changed since (``refresh`` made a new version) and no longer says it."""
+        stale = []
+        for found_in in found:
+            latest = self.view.source(found_in.source_id)
+            if latest is None or found_in.version == latest.version:
+                return  # verbatim in a source as it stands now
+            stale.append((found_in, latest))
+        quote, source = stale[0]
+        shown = " ".join(text.split())
+        yield self.problem(
+            offset, "quote-drifted",
+            f'the quotation "{shown}" is verbatim in version {quote.version} of '
+            f"{self.shown(quote.source_id)}, not in its latest version {source.version} "
+            f"(retrieved {source.retrieved_at})", ids,
+            "the source changed since it was quoted: `fetchledger refresh` shows what "
+            "drifted; quote the current text, or say which version you cite")
 
     def misplaced_marker(self, quotation: Quotation) -> Problem | None:
         """``marker-in-quotation`` when the quotation ends in markers and its words

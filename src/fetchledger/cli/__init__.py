@@ -13,6 +13,7 @@ from . import (  # noqa: F401  (they register the verbs)
     cite_verbs,
     ledger_verbs,
     mcp_verbs,
+    replay_verbs,
     run_verbs,
     web_verbs,
 )

@@ -53,10 +53,12 @@ class Settings:
     json: bool = False
     allow_private: bool | None = None
     allow_hosts: list[str] = field(default_factory=list)
+    offline: bool = False
 
     def open(self, *, read_only: bool = False) -> Ledger:
         return Ledger(self.ledger, allow_private=self.allow_private,
-                      allow_hosts=self.allow_hosts, read_only=read_only)
+                      allow_hosts=self.allow_hosts, offline=self.offline,
+                      read_only=read_only)
 
 
 def settings(ctx: click.Context) -> Settings:
@@ -88,9 +90,14 @@ def _add_hosts(ctx: click.Context, _: click.Parameter, value: Sequence[str]) -> 
     settings(ctx).allow_hosts.extend(value)
 
 
+def _set_offline(ctx: click.Context, _: click.Parameter, value: bool) -> None:
+    if value:
+        settings(ctx).offline = True
+
+
 def global_options(*, json_flag: bool = True) -> Callable[[F], F]:
-    """``--ledger``, ``--json``, ``--allow-private`` and ``--allow-host``, accepted
-    before the verb and by every verb (``curl`` keeps ``--json`` for itself)."""
+    """``--ledger``, ``--json``, ``--allow-private``, ``--allow-host`` and ``--offline``,
+    accepted before the verb and by every verb (``curl`` keeps ``--json`` for itself)."""
 
     def decorate(function: F) -> F:
         options = [
@@ -106,6 +113,10 @@ def global_options(*, json_flag: bool = True) -> Callable[[F], F]:
             click.option("--allow-host", "allow_hosts", metavar="NAME", multiple=True,
                          expose_value=False, callback=_add_hosts,
                          help="Allow this host name even on a private address (repeatable)."),
+            click.option("--offline", is_flag=True, expose_value=False, callback=_set_offline,
+                         help="Answer fetch, curl, batch and MCP fetches from the ledger's "
+                              "stored raw bytes only; never open a socket (a URL the ledger "
+                              "lacks is an offline_miss, exit 3)."),
         ]
         if json_flag:
             options.append(click.option("--json", "json_output", is_flag=True,

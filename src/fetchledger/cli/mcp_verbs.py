@@ -40,4 +40,5 @@ def mcp_command(ctx: click.Context, roots: tuple[str, ...], commands: tuple[str,
 
     chosen = settings(ctx)
     serve(ServerConfig.create(ledger=chosen.ledger, allow_private=chosen.allow_private,
-                              allow_hosts=chosen.allow_hosts, roots=roots, commands=commands))
+                              allow_hosts=chosen.allow_hosts, roots=roots, commands=commands,
+                              offline=chosen.offline))

@@ -106,7 +106,7 @@ class HTTPRequest:
 
 @dataclass(frozen=True)
 class HTTPResponse:
-    """A final (2xx) response with its decoded body.
+    """A final response (2xx; 304 to a conditional request) with its decoded body.
 
     ``url`` is the final URL as requested, secrets included: store only
     :attr:`display_url` (or a normalized locator). ``redirects`` are the
@@ -228,8 +228,8 @@ class _Exchange:
         if status >= 400:
             raise HTTPStatusError(f"HTTP {status} {reason}{where}".strip(), http_status=status,
                                   retry_after=response.headers.get("retry-after"))
-        if status < 300:
-            return None
+        if status < 300 or (status == 304 and self.conditional):
+            return None  # final (a 304 answers a conditional request: no body)
         location = response.headers.get("location")
         if status not in REDIRECT_STATUSES or location is None:
             raise HTTPStatusError(f"HTTP {status} {reason}{where}: a redirect without a "
@@ -304,6 +304,11 @@ class _Exchange:
         except RetrievalFailed:
             pass  # the target does not resolve: the redirect itself is the error
         return redirect.error
+
+    @property
+    def conditional(self) -> bool:
+        """Whether the request carries a validator (If-None-Match, If-Modified-Since)."""
+        return "if-none-match" in self.headers or "if-modified-since" in self.headers
 
     def has_body(self, response: httpx.Response) -> bool:
         return self.method != "HEAD" and response.status_code not in (204, 304)

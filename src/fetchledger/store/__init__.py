@@ -26,7 +26,9 @@ def open_store(location: Path | str, *, busy_timeout: float = 60.0,
     if isinstance(location, str) and is_database_url(location):
         try:
             from .postgres import PostgresStore
-        except ImportError as exc:  # psycopg is an optional dependency
+        except ModuleNotFoundError as exc:  # psycopg is an optional dependency
+            if exc.name != "psycopg":
+                raise
             raise LedgerUnavailable(
                 f"{shown_database_url(location)} is a PostgreSQL ledger and psycopg is "
                 f"not installed ({exc})", path=shown_database_url(location),

@@ -35,6 +35,7 @@ import psycopg
 from psycopg import errors as pg_errors
 from psycopg.conninfo import conninfo_to_dict
 
+from ..document import StoredRaw
 from ..errors import (
     InvalidArgument,
     LedgerCorrupt,
@@ -75,8 +76,11 @@ T = TypeVar("T")
 Connection = psycopg.Connection[tuple[Any, ...]]
 
 _MIGRATION_LOCK = 0x6665_7463_686C  # pg_advisory_xact_lock key: "fetchl"
+_CLAIM_LOCK = _MIGRATION_LOCK + 1
 _MAX_TERM = 500  # characters; PostgreSQL refuses lexemes over 2 KB
-_WRITE_TRIES = 3
+_WRITE_TRIES = 5
+# the server rolled the whole transaction back: safe to run it again
+_ROLLED_BACK = (pg_errors.DeadlockDetected, pg_errors.SerializationFailure)
 
 
 def passage_terms(text: str) -> list[str]:
@@ -152,6 +156,10 @@ class PostgresStore:
     def _ledger_error(self, exc: psycopg.Error) -> LedgerError:
         where = self.shown
         detail = self._scrub(" ".join(str(exc).split()))
+        if isinstance(exc, _ROLLED_BACK):
+            return LedgerLocked(f"the ledger {where} could not finish a write among other "
+                                f"writers ({detail})", path=where,
+                                hint="other fetchledger processes are writing; try again")
         if isinstance(exc, pg_errors.LockNotAvailable):
             return LedgerLocked(
                 f"the ledger {where} stayed locked by another writer past "
@@ -185,13 +193,12 @@ class PostgresStore:
                     conn.execute("SELECT set_config('lock_timeout', %s, true)",
                                  (f"{int(self.busy_timeout * 1000)}ms",))
                     return work(conn)
-            except LedgerUnavailable:
-                if began or attempt == tries - 1:
-                    raise
             except LedgerError as error:
-                retry = isinstance(error.__cause__, pg_errors.DeadlockDetected
-                                   | pg_errors.SerializationFailure)
-                if not retry or attempt == tries - 1:
+                # the server rolled it all back: a deadlock or a serialization failure,
+                # or the connection was dead before the transaction began
+                rolled_back = isinstance(error.__cause__, _ROLLED_BACK)
+                lost_before = isinstance(error, LedgerUnavailable) and not began
+                if not (rolled_back or lost_before) or attempt == tries - 1:
                     raise
         raise AssertionError("unreachable")
 
@@ -283,8 +290,7 @@ class PostgresStore:
                  for r in registrations]
 
         def work(db: Connection) -> list[StoredVersion]:
-            stored = [self._register(db, r.version, r.quotes, t)
-                      for r, t in zip(registrations, terms, strict=True)]
+            stored = [self._register(db, r, t) for r, t in zip(registrations, terms, strict=True)]
             if attempts:
                 now = utc_now()
                 with db.cursor() as cursor:
@@ -296,8 +302,9 @@ class PostgresStore:
 
         return self._write(work)
 
-    def _register(self, db: Connection, prepared: PreparedVersion,
-                  quotes: Sequence[QuoteRow], terms: Sequence[list[str]]) -> StoredVersion:
+    def _register(self, db: Connection, registration: Registration,
+                  terms: Sequence[list[str]]) -> StoredVersion:
+        prepared = registration.version
         source_id, new_source = self._find_or_create_source(db, prepared)
         latest = db.execute(
             "SELECT v.id, v.number, v.text_sha256, v.raw_sha256 FROM source s "
@@ -314,19 +321,22 @@ class PostgresStore:
                 db.execute("UPDATE passage SET terms = NULL WHERE version_id = %s", (previous,))
             self._index_version(db, version_id, prepared, terms)
             new_version = True
+        retrieved = registration.retrieved
         db.execute(
-            "UPDATE source SET last_retrieved = %s, latest_version = %s, "
+            "UPDATE source SET latest_version = %s, last_retrieved = CASE WHEN %s "
+            "THEN greatest(last_retrieved, %s) ELSE last_retrieved END, "
             "title = coalesce(%s, title), site = coalesce(%s, site), "
             "author = coalesce(%s, author), published = coalesce(%s, published) "
             "WHERE id = %s",
-            (prepared.retrieved_at, version_id, prepared.title, prepared.site,
+            (version_id, retrieved, prepared.retrieved_at, prepared.title, prepared.site,
              prepared.author, prepared.date, source_id))
-        self._insert_quotes(db, source_id, version_id, quotes)
-        db.execute(
-            "INSERT INTO attempt (kind, locator, at, status, message, source_id) "
-            "VALUES (%s, %s, %s, 'ok', %s, %s)",
-            (prepared.kind, prepared.display, prepared.retrieved_at,
-             f"registered as [{source_id}] version {number}", source_id))
+        self._insert_quotes(db, source_id, version_id, registration.quotes)
+        if retrieved:
+            db.execute(
+                "INSERT INTO attempt (kind, locator, at, status, message, source_id) "
+                "VALUES (%s, %s, %s, 'ok', %s, %s)",
+                (prepared.kind, prepared.display, prepared.retrieved_at,
+                 f"registered as [{source_id}] version {number}", source_id))
         return StoredVersion(source_id, version_id, number, new_source, new_version)
 
     def _find_or_create_source(self, db: Connection,
@@ -407,6 +417,18 @@ class PostgresStore:
         if quotes:
             self._write(lambda db: self._insert_quotes(db, source_id, version_id, quotes))
 
+    def record_unchanged(self, source_id: int, attempt: AttemptRow, at: str) -> None:
+        """A retrieval that found the source unchanged (HTTP 304): last retrieval time
+        ``at``, an ``ok`` attempt, no version."""
+        def work(db: Connection) -> None:
+            db.execute("UPDATE source SET last_retrieved = greatest(last_retrieved, %s) "
+                       "WHERE id = %s", (at, source_id))
+            db.execute("INSERT INTO attempt (kind, locator, at, status, message, source_id) "
+                       "VALUES (%s, %s, %s, 'ok', %s, %s)",
+                       (attempt.kind, attempt.locator, at, attempt.message, source_id))
+
+        self._write(work)
+
     def reset(self) -> None:
         """Delete every source, version, quote and attempt: the ledger starts again at [1]."""
         def work(db: Connection) -> None:
@@ -426,6 +448,9 @@ class PostgresStore:
         ``FOR UPDATE SKIP LOCKED``: what another batch is claiming this instant is
         left to it (and asked for again next round)."""
         def work(db: Connection) -> ClaimRound:
+            # Claim rounds of all batches one at a time (each takes milliseconds): their
+            # inserts, renewals and take-overs of lapsed claims cannot deadlock.
+            db.execute("SELECT pg_advisory_xact_lock(%s)", (_CLAIM_LOCK,))
             clock = db.execute("SELECT now()").fetchone()
             assert clock is not None
             start = since or clock[0]
@@ -439,7 +464,7 @@ class PostgresStore:
                        "WHERE holder = %s", (lease, holder))
             wanted = list(dict.fromkeys(want))
             db.execute("INSERT INTO claim (locator) SELECT unnest(%s::text[]) "
-                       "ON CONFLICT (locator) DO NOTHING", (wanted,))
+                       "ON CONFLICT (locator) DO NOTHING", (sorted(wanted),))
             mine = {row[0] for row in db.execute(
                 "UPDATE claim c SET holder = %(holder)s, finished_at = NULL, status = NULL, "
                 "message = NULL, expires = now() + make_interval(secs => %(lease)s) "
@@ -576,6 +601,21 @@ class PostgresStore:
         row = self._one("SELECT raw FROM version WHERE source_id = %s AND number = %s",
                         (source_id, version_number))
         return zlib.decompress(row[0]) if row and row[0] else b""
+
+    def stored_raw(self, source_id: int, number: int | None = None) -> StoredRaw | None:
+        """One version's raw bytes and the facts to extract them again (latest by default)."""
+        which = "v.id = s.latest_version" if number is None else "v.number = %s"
+        row = self._one(
+            "SELECT v.number, s.kind, s.locator, s.display, v.raw, v.raw_size, v.retrieved_at, "
+            "v.text_sha256, v.extractor, v.extractor_version, v.meta "
+            f"FROM source s JOIN version v ON v.source_id = s.id AND {which} WHERE s.id = %s",
+            (source_id,) if number is None else (number, source_id))
+        if row is None:
+            return None
+        number, kind, locator, display, raw, size, at, sha, extractor, version, meta = row
+        return StoredRaw(source_id, number, kind, locator, display,
+                         zlib.decompress(raw) if raw else b"", size, at, sha, extractor,
+                         version, json.loads(meta))
 
     def passages(self, version_id: int) -> list[Passage]:
         return [Passage(*row) for row in self._all(

@@ -31,12 +31,13 @@ class Prepared:
     version: PreparedVersion
     quotes: tuple[QuoteSpan, ...]
     warnings: tuple[str, ...] = ()
+    retrieved: bool = True  # false: made again from stored bytes (see Registration)
 
     def registration(self) -> Registration:
         text = self.version.text
         return Registration(self.version, tuple(
             QuoteRow(q.start, q.end, q.page, q.label, text[q.start : q.end])
-            for q in self.quotes))
+            for q in self.quotes), self.retrieved)
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Protocol
 
+from ..document import StoredRaw
 from ..models import Attempt, Quote, Source
 from ..text.passages import Passage
 
@@ -86,10 +87,15 @@ class QuoteRow:
 
 @dataclass(frozen=True)
 class Registration:
-    """One retrieval to register: its version and the quotes handed out with it."""
+    """One retrieval to register: its version and the quotes handed out with it.
+
+    ``retrieved`` is false for a version made again from stored bytes
+    (``reextract``): it records no attempt, and the source's last retrieval time
+    does not move."""
 
     version: PreparedVersion
     quotes: tuple[QuoteRow, ...] = ()
+    retrieved: bool = True
 
 
 @dataclass(frozen=True)
@@ -247,6 +253,11 @@ class Store(Protocol):
         """Record quotes handed out by a search or confirmed by ``quote``."""
         ...
 
+    def record_unchanged(self, source_id: int, attempt: AttemptRow, at: str) -> None:
+        """A retrieval that found the source unchanged (HTTP 304 Not Modified): its last
+        retrieval time becomes ``at`` and an ``ok`` attempt is recorded; no version."""
+        ...
+
     def reset(self) -> None:
         """Delete every source, version, quote and attempt: ids start again at 1."""
         ...
@@ -301,6 +312,11 @@ class Store(Protocol):
 
     def raw_bytes(self, source_id: int, version_number: int) -> bytes:
         """The stored raw bytes of one version (possibly capped; see ``raw_stored``)."""
+        ...
+
+    def stored_raw(self, source_id: int, number: int | None = None) -> StoredRaw | None:
+        """One version's raw bytes with the facts to extract them again (the latest
+        version by default); None if there is no such version."""
         ...
 
     def passages(self, version_id: int) -> list[Passage]: ...

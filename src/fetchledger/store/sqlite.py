@@ -19,6 +19,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from ..document import StoredRaw
 from ..errors import (
     InvalidArgument,
     LedgerCorrupt,
@@ -233,7 +234,7 @@ class SQLiteStore:
         """Register retrievals and record failed attempts in ONE transaction, all of
         them or none; ids are assigned inside it, in the order given."""
         with self._write() as db:
-            stored = [self._register(db, r.version, r.quotes) for r in registrations]
+            stored = [self._register(db, r) for r in registrations]
             now = utc_now()
             db.executemany(
                 "INSERT INTO attempt (kind, locator, at, status, message) VALUES (?, ?, ?, ?, ?)",
@@ -241,10 +242,9 @@ class SQLiteStore:
             )
         return stored
 
-    def _register(
-        self, db: sqlite3.Connection, prepared: PreparedVersion, quotes: Sequence[QuoteRow]
-    ) -> StoredVersion:
+    def _register(self, db: sqlite3.Connection, registration: Registration) -> StoredVersion:
         """One registration inside the caller's transaction."""
+        prepared = registration.version
         source_id, new_source = self._find_or_create_source(db, prepared)
         latest = db.execute(
             "SELECT v.id, v.number, v.text_sha256, v.raw_sha256 FROM source s "
@@ -259,21 +259,24 @@ class SQLiteStore:
                 self._unindex_version(db, latest[0])
             self._index_version(db, version_id, prepared)
             new_version = True
+        retrieved = registration.retrieved
         db.execute(
-            "UPDATE source SET last_retrieved = ?, latest_version = ?, "
+            "UPDATE source SET latest_version = ?, "
+            "last_retrieved = CASE WHEN ? THEN max(last_retrieved, ?) ELSE last_retrieved END, "
             "title = coalesce(?, title), site = coalesce(?, site), "
             "author = coalesce(?, author), published = coalesce(?, published) "
             "WHERE id = ?",
-            (prepared.retrieved_at, version_id, prepared.title, prepared.site,
+            (version_id, retrieved, prepared.retrieved_at, prepared.title, prepared.site,
              prepared.author, prepared.date, source_id),
         )
-        self._insert_quotes(db, source_id, version_id, quotes)
-        db.execute(
-            "INSERT INTO attempt (kind, locator, at, status, message, source_id) "
-            "VALUES (?, ?, ?, 'ok', ?, ?)",
-            (prepared.kind, prepared.display, prepared.retrieved_at,
-             f"registered as [{source_id}] version {number}", source_id),
-        )
+        self._insert_quotes(db, source_id, version_id, registration.quotes)
+        if retrieved:
+            db.execute(
+                "INSERT INTO attempt (kind, locator, at, status, message, source_id) "
+                "VALUES (?, ?, ?, 'ok', ?, ?)",
+                (prepared.kind, prepared.display, prepared.retrieved_at,
+                 f"registered as [{source_id}] version {number}", source_id),
+            )
         return StoredVersion(source_id, version_id, number, new_source, new_version)
 
     def _find_or_create_source(
@@ -360,6 +363,17 @@ class SQLiteStore:
         if quotes:
             with self._write() as db:
                 self._insert_quotes(db, source_id, version_id, quotes)
+
+    def record_unchanged(self, source_id: int, attempt: AttemptRow, at: str) -> None:
+        """A retrieval that found the source unchanged (HTTP 304): last retrieval time
+        ``at``, an ``ok`` attempt, no version."""
+        with self._write() as db:
+            db.execute("UPDATE source SET last_retrieved = max(last_retrieved, ?) WHERE id = ?",
+                       (at, source_id))
+            db.execute(
+                "INSERT INTO attempt (kind, locator, at, status, message, source_id) "
+                "VALUES (?, ?, ?, 'ok', ?, ?)",
+                (attempt.kind, attempt.locator, at, attempt.message, source_id))
 
     def reset(self) -> None:
         """Delete every source, version, quote and attempt: the ledger starts again at [1]."""
@@ -488,6 +502,23 @@ class SQLiteStore:
                 (source_id, version_number),
             ).fetchone()
         return zlib.decompress(row[0]) if row and row[0] else b""
+
+    def stored_raw(self, source_id: int, number: int | None = None) -> StoredRaw | None:
+        """One version's raw bytes and the facts to extract them again (latest by default)."""
+        which = "v.id = s.latest_version" if number is None else "v.number = ?"
+        with self._errors():
+            row = self.db.execute(
+                "SELECT v.number, s.kind, s.locator, s.display, v.raw, v.raw_size, "
+                "v.retrieved_at, v.text_sha256, v.extractor, v.extractor_version, v.meta "
+                f"FROM source s JOIN version v ON v.source_id = s.id AND {which} "
+                "WHERE s.id = ?", (source_id,) if number is None else (number, source_id),
+            ).fetchone()
+        if row is None:
+            return None
+        number, kind, locator, display, raw, size, at, sha, extractor, version, meta = row
+        return StoredRaw(source_id, number, kind, locator, display,
+                         zlib.decompress(raw) if raw else b"", size, at, sha, extractor,
+                         version, json.loads(meta))
 
     def passages(self, version_id: int) -> list[Passage]:
         with self._errors():
