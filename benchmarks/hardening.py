@@ -132,12 +132,13 @@ def main() -> int:
 def _issue_13_tables(records: list[dict[str, object]]) -> None:
     redaction = [r for r in records if r.get("table") == "redaction"]
     if redaction:
-        print("\nRedaction of a 100,000-character command line (best of 5; target 50 ms; "
-              "floor: shlex alone):\n")
-        print(table(["shape", "ms", "floor ms", "within 50 ms"],
-                    [[r["case"], r["ms"], "-" if r["floor_ms"] is None else r["floor_ms"],
-                      "yes" if float(r["ms"]) <= 50 else "NO"]  # type: ignore[arg-type]
-                     for r in redaction]))
+        print("\nRedaction of a 100,000-character command line as one run identifies it "
+              "(best of 5; target 50 ms; floor: shlex alone):\n")
+        print(table(["shape", "wall ms", "CPU ms", "floor ms", "within 50 ms (CPU)"],
+                    [[r["case"], r["ms"], "-" if r.get("cpu_ms") is None else r["cpu_ms"],
+                      "-" if r["floor_ms"] is None else r["floor_ms"],
+                      "yes" if float(r.get("cpu_ms") or r["ms"]) <= 50  # type: ignore[arg-type]
+                      else "NO"] for r in redaction]))
     lifetime = [r for r in records if r.get("table") == "lifetime"]
     if lifetime:
         print("\nNothing left running: seconds from the signal until no process of the run "

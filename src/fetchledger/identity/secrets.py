@@ -480,15 +480,19 @@ def _scrub_marked(words: list[str], found: list[str], mark: Mark) -> list[str]:
     if not forms:
         return words
     finder = _finder(tuple(forms))
-    return [finder.sub(w, lambda value: mark(forms[value])) for w in words]
+    joined = "\0".join(words)  # one pass over every word (argv holds no NUL)
+    if joined.count("\0") != len(words) - 1:
+        return [finder.sub(w, lambda value: mark(forms[value])) for w in words]
+    return finder.sub(joined, lambda value: mark(forms[value])).split("\0")
 
 
 def _forms_of(values: Iterable[str]) -> dict[str, str]:
     """Each spelling of each value (plain, percent-encoded...) → the value it spells."""
     forms: dict[str, str] = {}
     for value in sorted({v.strip() for v in values}):
-        for form in secret_forms([value]):
-            forms.setdefault(form, value)
+        if value and not _trivial(value):
+            for form in _spellings(value):
+                forms.setdefault(form, value)
     return forms
 
 
