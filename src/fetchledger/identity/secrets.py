@@ -102,7 +102,7 @@ def is_secret_name(name: str) -> bool:
     variable named like a secret: ``api_key``, ``apiKey``, ``accesstoken``,
     ``X-Amz-Signature``, ``Authentication``, ``--client-secret``, ``DB_PASSWORD``,
     ``Cookie``, ``session_id``... but not ``keyword``, ``--author`` or ``design``."""
-    squeezed = _NOT_SECRET.sub("", _NOT_NAME.sub("", name[:200].lower()))
+    squeezed = _NOT_SECRET.sub("", _NOT_NAME.sub("", name.lower()))
     return bool(_SECRET_WORDS.search(squeezed)) or squeezed.endswith(_SECRET_ENDINGS)
 
 
@@ -257,12 +257,12 @@ def _json_items(data: object) -> Iterable[tuple[str, object]]:
             yield from _json_items(item)
 
 
-def _json_redacted(data: object, mark: Mark) -> object:
+def _json_redacted(data: object) -> object:
     if isinstance(data, dict):
-        return {k: mark(str(v)) if is_secret_name(str(k)) and not isinstance(v, (dict, list))
-                else _json_redacted(v, mark) for k, v in data.items()}
+        return {k: REDACTED if is_secret_name(str(k)) and not isinstance(v, (dict, list))
+                else _json_redacted(v) for k, v in data.items()}
     if isinstance(data, list):
-        return [_json_redacted(item, mark) for item in data]
+        return [_json_redacted(item) for item in data]
     return data
 
 
@@ -270,17 +270,15 @@ def _is_form(content_type: str) -> bool:
     return content_type.lower().split(";")[0].strip() == "application/x-www-form-urlencoded"
 
 
-def redact_body(body: bytes, content_type: str, mark: Mark | None = None) -> bytes:
-    """The body with secret fields of a form or JSON body replaced by ``mark`` of their
-    value (``REDACTED`` unless a keyed mark is given)."""
-    mark = mark or _plain_mark
+def redact_body(body: bytes, content_type: str) -> bytes:
+    """The body with secret fields of a form or JSON body replaced by ``REDACTED`` (they
+    are credentials: requests differing only in them are one source)."""
     data = _json_body(body, content_type)
     if data is not None:
-        return json.dumps(_json_redacted(data, mark), sort_keys=True,
-                          ensure_ascii=False).encode()
+        return json.dumps(_json_redacted(data), sort_keys=True, ensure_ascii=False).encode()
     if _is_form(content_type):
         pairs = parse_qsl(body.decode("utf-8", "replace"), keep_blank_values=True)
-        return urlencode([(k, mark(v) if is_secret_name(k) else v) for k, v in pairs],
+        return urlencode([(k, REDACTED if is_secret_name(k) else v) for k, v in pairs],
                          quote_via=quote).encode()
     return body
 

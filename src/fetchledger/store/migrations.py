@@ -12,9 +12,10 @@ from __future__ import annotations
 import json
 import secrets
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ..errors import LedgerTooNew
 from ..identity.upgrade import SourceRow, changed_meta, plan_upgrade, upgraded_display
 
 if TYPE_CHECKING:
@@ -22,7 +23,18 @@ if TYPE_CHECKING:
 
     PgConnection = psycopg.Connection[tuple[Any, ...]]
 
-__all__ = ["MIGRATIONS", "POSTGRES_MIGRATIONS"]
+__all__ = ["MIGRATIONS", "POSTGRES_MIGRATIONS", "refuse_unknown"]
+
+
+def refuse_unknown(applied: Sequence[str], known: Iterable[str], where: str) -> None:
+    """LedgerTooNew when the ledger at ``where`` has migrations this fetchledger lacks."""
+    names = set(known)
+    unknown = [name for name in applied if name not in names]
+    if unknown:
+        raise LedgerTooNew(
+            f"the ledger {where} was written by a newer fetchledger "
+            f"(unknown migrations: {', '.join(unknown)})", path=where,
+            hint="upgrade fetchledger to use this ledger")
 
 
 def _run(db: sqlite3.Connection, script: str) -> None:

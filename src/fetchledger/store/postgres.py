@@ -42,14 +42,13 @@ from ..errors import (
     LedgerError,
     LedgerLocked,
     LedgerReadOnly,
-    LedgerTooNew,
     LedgerUnavailable,
     NoLedger,
 )
 from ..identity.secrets import REDACTED, shown_database_url
 from ..models import Attempt, Quote, Source
 from ..text.passages import Passage, idf, tokenize
-from .migrations import POSTGRES_MIGRATIONS
+from .migrations import POSTGRES_MIGRATIONS, refuse_unknown
 from .protocol import (
     COPY_COLUMNS,
     SOURCE_COLUMNS,
@@ -231,12 +230,7 @@ class PostgresStore:
     def _migrate(self) -> None:
         known = [name for name, _ in POSTGRES_MIGRATIONS]
         applied = self._read(self._applied_migrations, snapshot=True)
-        unknown = [name for name in applied if name not in known]
-        if unknown:
-            raise LedgerTooNew(
-                f"the ledger {self.shown} was written by a newer fetchledger "
-                f"(unknown migrations: {', '.join(unknown)})", path=self.shown,
-                hint="upgrade fetchledger to use this ledger")
+        refuse_unknown(applied, known, self.shown)
         if len(applied) == len(known):
             return
         for name, migration in POSTGRES_MIGRATIONS:
@@ -247,12 +241,7 @@ class PostgresStore:
         if not applied:
             raise NoLedger(f"no ledger at {self.shown}", path=self.shown,
                            hint="a retrieval (fetch, read, run, ...) creates one")
-        unknown = [name for name in applied if name not in dict(POSTGRES_MIGRATIONS)]
-        if unknown:
-            raise LedgerTooNew(
-                f"the ledger {self.shown} was written by a newer fetchledger "
-                f"(unknown migrations: {', '.join(unknown)})", path=self.shown,
-                hint="upgrade fetchledger to use this ledger")
+        refuse_unknown(applied, (name for name, _ in POSTGRES_MIGRATIONS), self.shown)
 
     def _applied_migrations(self, db: Connection) -> list[str]:
         tables = [row[0] for row in db.execute(

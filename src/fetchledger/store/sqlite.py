@@ -26,12 +26,11 @@ from ..errors import (
     LedgerError,
     LedgerLocked,
     LedgerReadOnly,
-    LedgerTooNew,
     NoLedger,
 )
 from ..models import Attempt, Quote, Source
 from ..text.passages import Passage, idf
-from .migrations import MIGRATIONS
+from .migrations import MIGRATIONS, refuse_unknown
 from .protocol import (
     COPY_COLUMNS,
     SOURCE_COLUMNS,
@@ -124,13 +123,8 @@ class SQLiteStore:
                 raise LedgerCorrupt(f"{self.path} is an SQLite file but not a fetchledger "
                                     "ledger", path=str(self.path))
             raise NoLedger(f"no ledger at {self.path} (an empty file)", path=str(self.path))
-        known = {name for name, _ in MIGRATIONS}
-        unknown = [n for (n,) in db.execute("SELECT name FROM migration") if n not in known]
-        if unknown:
-            raise LedgerTooNew(
-                f"the ledger {self.path} was written by a newer fetchledger "
-                f"(unknown migrations: {', '.join(unknown)})", path=str(self.path),
-                hint="upgrade fetchledger to use this ledger")
+        refuse_unknown([n for (n,) in db.execute("SELECT name FROM migration")],
+                       (name for name, _ in MIGRATIONS), str(self.path))
 
     def close(self) -> None:
         self.db.close()
@@ -197,12 +191,7 @@ class SQLiteStore:
     def _migrate(self) -> None:
         known = [name for name, _ in MIGRATIONS]
         applied = self._applied_migrations()
-        unknown = [name for name in applied if name not in known]
-        if unknown:
-            raise LedgerTooNew(
-                f"the ledger {self.path} was written by a newer fetchledger "
-                f"(unknown migrations: {', '.join(unknown)})", path=str(self.path),
-                hint="upgrade fetchledger to use this ledger")
+        refuse_unknown(applied, known, str(self.path))
         if len(applied) == len(known):
             return
         for name, migration in MIGRATIONS:
