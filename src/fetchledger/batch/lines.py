@@ -11,7 +11,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..models import Failure, Retrieval, Source, json_text
+from ..models import Failure, Retrieval, SearchHit, Source, json_text
 
 __all__ = [
     "BatchInput",
@@ -28,7 +28,8 @@ class BatchInput:
     """One input: a URL, optionally with its own query and snippet count.
 
     ``line`` is where it stood in an input file (1-based); ``problem`` says why
-    the line is not a usable input (it becomes a bad-input failure, exit 2).
+    the line is not a usable input (it becomes a bad-input failure, exit 2);
+    ``search`` is the search hit it came from (``ingest``), recorded with the source.
     """
 
     url: str
@@ -36,6 +37,7 @@ class BatchInput:
     k: int | None = None
     line: int | None = None
     problem: str | None = None
+    search: SearchHit | None = None
 
 
 @dataclass(frozen=True)
