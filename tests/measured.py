@@ -98,6 +98,15 @@ def record_figure(case: str, measured: Measured, **facts: Any) -> None:
                                  "seconds": round(measured.seconds, 2), **facts}) + "\n")
 
 
+def record_fact(table: str, case: str, **facts: Any) -> None:
+    """Append a measured fact to one of ``make hardening``'s tables (``table`` names it:
+    ``redaction``, ``lifetime``...)."""
+    if not FIGURES:
+        return
+    with open(FIGURES, "a", encoding="utf-8") as handle:
+        handle.write(json.dumps({"table": table, "case": case, **facts}) + "\n")
+
+
 IDLE = """
 import json, resource
 import fetchledger, fetchledger.net, fetchledger.adapters.extract, fetchledger.adapters.web

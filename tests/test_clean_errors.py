@@ -188,3 +188,12 @@ def test_read_only_verbs_work_on_a_read_only_mounted_ledger(tmp_path: Path,
         assert f"{args[0]}=0" in done.stdout, (args, done.stdout, done.stderr)
     assert "Traceback" not in done.stderr
     assert (folder / "l.db").read_bytes() == before
+
+
+def test_a_batch_line_with_an_absurd_k_is_bad_input_for_that_line(run_cli: Any,
+                                                                  filled: Path) -> None:
+    result = run_cli("--json", "batch", "-", input=f'{{"url": "https://example.org/", '
+                                                   f'"k": {HUGE}}}\n')
+    assert result.exit_code == 2 and "Traceback" not in result.stderr
+    line = json.loads(result.stdout.splitlines()[0])
+    assert line["error"]["status"] == "invalid_argument" and "1,000" in line["error"]["message"]

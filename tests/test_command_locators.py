@@ -9,7 +9,6 @@ import pytest
 
 from fetchledger import InvalidArgument, InvalidPath
 from fetchledger.identity.commands import command_line, command_locator, piped_locator
-from fetchledger.identity.secrets import command_secrets as secret_values
 from fetchledger.identity.secrets import is_secret_name, redact_argv, redact_command_text
 
 KEY = b"k" * 32
@@ -53,7 +52,7 @@ def test_secret_names() -> None:
 def test_a_found_secret_is_scrubbed_from_every_argument() -> None:
     argv = ["sh", "-c", "echo s3cr3t-value", "--token=s3cr3t-value"]
     assert redact_argv(argv) == ["sh", "-c", "echo REDACTED", "--token=REDACTED"]
-    assert secret_values(argv) == ["s3cr3t-value"]
+    assert command_locator(argv, key=KEY).secrets == ("s3cr3t-value",)
 
 
 def test_shell_text_keeps_its_form() -> None:

@@ -24,6 +24,8 @@ import pytest
 
 from pdfgen import fanout_pdf
 
+from measured import record_fact
+
 SIGNALS = ["SIGTERM", "SIGINT", "SIGHUP", "SIGKILL"]
 GONE_WITHIN = 2.0
 
@@ -69,7 +71,7 @@ class Run:
             f"{what} did not start"
         time.sleep(0.1)
 
-    def kill_and_check(self, how: str) -> None:
+    def kill_and_check(self, how: str, what: str = "") -> None:
         if how == "stdin":
             assert self.process.stdin is not None
             self.process.stdin.close()
@@ -80,6 +82,8 @@ class Run:
         for pid in left:
             os.kill(pid, signal.SIGKILL)
         self.process.wait(timeout=5)
+        record_fact("lifetime", f"{what or 'fetchledger'}: {how}",
+                    gone_seconds=None if took is None else round(took, 3), left=len(left))
         assert took is not None, f"after {how}, {len(left)} processes were still running"
 
 
@@ -90,7 +94,7 @@ def test_run_leaves_no_command_behind(tmp_path: Path, how: str, shell: bool) -> 
     run = Run(["run", *command], tmp_path, stdout=subprocess.DEVNULL,
               stderr=subprocess.DEVNULL)
     run.started(4 if shell else 2, "the command")
-    run.kill_and_check(how)
+    run.kill_and_check(how, "run --shell (sh and 2 children)" if shell else "run (1 command)")
 
 
 def _mcp(tmp_path: Path) -> Run:
@@ -117,7 +121,7 @@ def _mcp(tmp_path: Path) -> Run:
 def test_the_mcp_server_leaves_nothing_behind_mid_run_command(tmp_path: Path, how: str) -> None:
     run = _mcp(tmp_path)
     run.started(2, "run_command")
-    run.kill_and_check(how)
+    run.kill_and_check(how, "mcp, mid run_command")
     assert run.process.returncode is not None
 
 
@@ -157,7 +161,7 @@ def test_batch_workers_die_with_the_batch(tmp_path: Path, stalled_server: str, h
     run = Run(["batch", "--allow-private", "--no-robots", str(urls)], tmp_path,
               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     run.started(2, "the batch workers")
-    run.kill_and_check(how)
+    run.kill_and_check(how, "batch (workers, 8 stalled fetches)")
 
 
 SANDBOXED = """
@@ -180,7 +184,7 @@ def test_the_pdf_sandbox_dies_with_its_parent(tmp_path: Path, how: str, use_fork
     run = Run.__new__(Run)
     run.mark, run.process = mark, parent
     run.started(2, "the sandbox child")
-    run.kill_and_check(how)
+    run.kill_and_check(how, f"PDF sandbox ({'forked' if use_fork else 'interpreter'})")
 
 
 @pytest.mark.parametrize("how", ["SIGTERM", "SIGKILL"])
@@ -190,4 +194,4 @@ def test_read_of_a_slow_pdf_leaves_no_sandbox(tmp_path: Path, how: str) -> None:
     run = Run(["read", str(pdf)], tmp_path, stdout=subprocess.DEVNULL,
               stderr=subprocess.DEVNULL)
     run.started(2, "the PDF sandbox")
-    run.kill_and_check(how)
+    run.kill_and_check(how, "read of a slow PDF")

@@ -14,12 +14,13 @@ import zlib
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from fetchledger import Ledger
 from fetchledger.identity.commands import command_line, command_locator
 from fetchledger.identity.secrets import (
     REDACTED,
-    command_secrets,
     is_secret_name,
     redact_argv,
     redact_body,
@@ -28,6 +29,12 @@ from fetchledger.identity.secrets import (
     shown_url,
 )
 from fetchledger.identity.urls import redact_url
+
+
+def _secrets(argv: list[str], *, shell: bool = False) -> tuple[str, ...]:
+    """The values a run of ``argv`` scrubs from its output."""
+    return command_locator(argv, shell=shell, key=b"k" * 32).secrets
+
 
 SECRET_NAMES = [
     "accesstoken", "apitoken", "clientsecret", "secretkey", "ACCESSTOKEN", "AccessToken",
@@ -82,7 +89,7 @@ def test_sh_dash_c_scripts_are_redacted_inside_their_words(argv: list[str],
     shown = redact_argv(argv)
     for value in hidden:
         assert all(value not in word for word in shown), shown
-        assert value in command_secrets(argv)
+        assert value in _secrets(argv)
     assert shown[0] == argv[0] and REDACTED in shown[-1]
 
 
@@ -94,7 +101,7 @@ def test_run_shell_scripts_are_redacted_and_keep_their_operators() -> None:
     assert redact_command_text("ls -la | wc -l") == "ls -la | wc -l"
     assert command_line(["echo", "--api-key=X;", "echo", "X"], shell=True) == \
         "echo --api-key=REDACTED; echo REDACTED"
-    assert command_secrets(["echo --api-key=X; echo X"], shell=True) == ["X"]
+    assert _secrets(["echo --api-key=X; echo X"], shell=True) == ("X",)
 
 
 def test_two_scripts_differing_only_in_a_secret_are_two_sources(tmp_path: Path) -> None:
@@ -166,3 +173,27 @@ def test_giant_arguments_are_redacted_whole(argument: str) -> None:
     assert len(shown) == 2
     script = redact_command_text("echo " + shlex.quote(argument))
     assert script.startswith("echo ")
+
+
+_WORDS = ["sh", "bash", "-c", "-u", "--user", "me:pw", "--token", "t0k", "--token=abc",
+          "API_KEY=k3y", "x=1", "ab", "-v", "--verbose", "Authorization: Bearer zz",
+          "https://u:p@h.example/?sig=s1&q=2", "echo", "'quoted word'", ";", "|", "&&",
+          "--sort-key", "price", "--author=me", "a b=c", "#", "$HOME", "--", "--api-key=",
+          "=", ":", "x:y", "--keyword", "secretkey=v"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(argv=st.lists(st.sampled_from(_WORDS), min_size=1, max_size=12),
+       script=st.lists(st.sampled_from(_WORDS), max_size=12))
+def test_the_quick_test_never_skips_a_secret(argv: list[str], script: list[str]) -> None:
+    """Skipping the rules where the quick scan finds nothing gives what running every
+    rule on every word gives."""
+    from fetchledger.identity import secrets
+
+    text = " ".join(script)
+    quick = (redact_argv(argv), redact_command_text(text), _secrets(argv))
+    with pytest.MonkeyPatch.context() as patched:
+        patched.setattr(secrets, "_could_hold_secrets", lambda text: True)
+        patched.setattr(secrets, "_may_hold_secret", lambda word, previous: True)
+        slow = (redact_argv(argv), redact_command_text(text), _secrets(argv))
+    assert quick == slow

@@ -46,7 +46,7 @@ from ..errors import (
     UnsupportedType,
 )
 from ..identity.commands import CommandLocator, command_locator, piped_locator
-from ..identity.secrets import command_secrets, scrub_bytes
+from ..identity.secrets import scrub_bytes
 from ..text.normalize import clean_lines, looks_binary, one_line
 from .children import Child, start_reaper
 from .protocol import CommandInput, PipedInput
@@ -97,7 +97,7 @@ class CommandAdapter:
         ran = execute(given.argv, cwd=where.cwd, shell=given.shell, timeout=limit,
                       merge_stderr=given.stderr, max_output=self.limits.max_command_output,
                       name=where.argv[0])
-        secrets = command_secrets(given.argv, shell=given.shell)
+        secrets = list(where.secrets)
         if secrets:  # a verbose command may echo its own secrets: they are never stored
             ran = _scrubbed(ran, secrets)
         status = _status_phrase(ran.exit_code)

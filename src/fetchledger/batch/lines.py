@@ -11,6 +11,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..config import MAX_SNIPPETS
 from ..models import Failure, Retrieval, SearchHit, Source, json_text
 
 __all__ = [
@@ -87,8 +88,9 @@ def _json_input(text: str, number: int) -> BatchInput:
         return bad('a JSON line needs a "url" string')
     if query is not None and not isinstance(query, str):
         return bad('"query" must be a string')
-    if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 1):
-        return bad('"k" must be a whole number of at least 1')
+    if k is not None and (isinstance(k, bool) or not isinstance(k, int)
+                          or not 1 <= k <= MAX_SNIPPETS):
+        return bad(f'"k" must be a whole number from 1 to {MAX_SNIPPETS:,}')
     return BatchInput(url.strip(), query or None, k, number)
 
 

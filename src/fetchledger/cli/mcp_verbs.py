@@ -13,7 +13,10 @@ from ._base import cli, global_options, settings
                    "the working directory). A relative path is taken from the first.")
 @click.option("--allow-command", "commands", metavar="NAME", multiple=True,
               help="Offer run_command, for the executable NAME resolves to on PATH "
-                   "(repeatable). Without it the tool does not exist.")
+                   "(repeatable). Without it the tool does not exist. Warning: the "
+                   "arguments are the agent's, and --root does not confine commands: "
+                   "interpreters, env, xargs, find -exec, git -c alias.x='!...' start "
+                   "anything, cat or grep read any file (docs/mcp.md).")
 @global_options()
 @click.pass_context
 def mcp_command(ctx: click.Context, roots: tuple[str, ...], commands: tuple[str, ...]) -> None:

@@ -13,12 +13,12 @@ from __future__ import annotations
 import os
 import shlex
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import InvalidArgument, InvalidPath
 from . import Identity
-from .secrets import Mark, keyed_mark, redact_argv, redact_command_text
+from .secrets import Mark, keyed_mark, redact_argv, redact_command_text, secret_forms
 
 __all__ = [
     "CommandLocator",
@@ -36,12 +36,14 @@ class CommandLocator(Identity):
     ``display`` is ``COMMAND-LINE (in CWD)``, the command line being the
     shell-quoted argv (``shlex.join``), which is unambiguous; piped text is
     ``stdin: LABEL (in CWD)``. ``locator`` is the identity: the same with keyed
-    marks in place of ``REDACTED``.
+    marks in place of ``REDACTED``. ``secrets``: the values redacted, in every
+    spelling (to scrub from the output; never shown or stored).
     """
 
     argv: tuple[str, ...]  # redacted
     cwd: str
     command_line: str  # redacted, as people read it
+    secrets: tuple[str, ...] = field(default=(), repr=False, compare=False)
 
 
 def command_locator(
@@ -61,11 +63,13 @@ def command_locator(
     if any("\0" in arg for arg in argv):
         raise InvalidArgument("a command argument contains a NUL byte")
     folder = working_directory(cwd)
-    shown = _shown_argv(argv, shell=shell)
+    found: list[str] = []
+    shown = _shown_argv(argv, shell=shell, found=found)
     keyed = _shown_argv(argv, shell=shell, mark=keyed_mark(key))
     return CommandLocator("command", f"{shlex.join(keyed)} (in {folder})",
                           f"{shlex.join(shown)} (in {folder})", argv=shown, cwd=folder,
-                          command_line=command_line(argv, shell=shell))
+                          command_line=shown[2] if shell else shlex.join(shown),
+                          secrets=tuple(secret_forms(found)))
 
 
 def command_line(argv: Sequence[str], *, shell: bool = False) -> str:
@@ -76,11 +80,11 @@ def command_line(argv: Sequence[str], *, shell: bool = False) -> str:
     return shlex.join(_shown_argv(argv, shell=False))
 
 
-def _shown_argv(argv: Sequence[str], *, shell: bool, mark: Mark | None = None
-                ) -> tuple[str, ...]:
+def _shown_argv(argv: Sequence[str], *, shell: bool, mark: Mark | None = None,
+                found: list[str] | None = None) -> tuple[str, ...]:
     if shell:
-        return ("sh", "-c", redact_command_text(" ".join(argv), mark=mark))
-    return tuple(redact_argv(argv, mark=mark))
+        return ("sh", "-c", redact_command_text(" ".join(argv), found, mark=mark))
+    return tuple(redact_argv(argv, found, mark=mark))
 
 
 def piped_locator(label: str, cwd: str | os.PathLike[str] | None = None, *,

@@ -11,8 +11,8 @@ key/token/secret/password/signature. Where one was, a ``REDACTED`` mark stays.
   every form it was sent), :func:`redact_body`, :func:`basic_credentials`;
   URLs in messages: :func:`shown_url`;
 - command lines: :func:`redact_argument`, :func:`redact_argv` (``sh -c``
-  scripts redacted word by word), :func:`redact_command_text`,
-  :func:`command_secrets`;
+  scripts redacted word by word), :func:`redact_command_text` (each collects the
+  values it removed, for :func:`secret_forms`);
 - identity: :func:`keyed_mark`, the mark a redacted query or argv value leaves
   in a source's identity (an HMAC of the value under the ledger's key, so two
   different values stay two sources while both display as ``REDACTED``);
@@ -26,6 +26,7 @@ Every rule runs in time linear in its input.
 from __future__ import annotations
 
 import base64
+import bisect
 import hashlib
 import hmac
 import json
@@ -37,6 +38,8 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, quote, quote_plus, unquote, unquote_to_bytes, urlencode
 
+import ahocorasick
+
 if TYPE_CHECKING:
     import httpx
 
@@ -46,7 +49,6 @@ __all__ = [
     "REDACTED",
     "Mark",
     "basic_credentials",
-    "command_secrets",
     "is_secret_name",
     "keyed_mark",
     "param_name",
@@ -121,6 +123,7 @@ def keyed_mark(key: bytes) -> Mark:
     marks; the mark reveals nothing of the value without the key. A value that already
     is a mark stays as it is, so an identity marked again is unchanged (and a locator
     written before keyed marks, holding ``REDACTED``, keeps it)."""
+    @lru_cache(maxsize=1024)  # a value repeated in a long command is hashed once
     def mark(value: str) -> str:
         if _MARK.fullmatch(value):
             return value
@@ -215,15 +218,23 @@ def secret_forms(values: Iterable[str]) -> list[str]:
     or a page may give them — percent-encoded, form-encoded, JSON-escaped — longest
     first."""
     forms: set[str] = set()
-    for value in values:
-        value = value.strip()
-        if not value or _trivial(value):
-            continue
-        forms.update((value, quote(value, safe=""), quote_plus(value, safe=""),
-                      json.dumps(value)[1:-1]))
-        lower_hex = re.sub(r"%[0-9A-F]{2}", lambda m: m.group().lower(), quote(value, safe=""))
-        forms.add(lower_hex)
+    for value in {v.strip() for v in values}:
+        if value and not _trivial(value):
+            forms.update(_spellings(value))
     return sorted(forms, key=lambda s: (-len(s), s))
+
+
+_SPELLED_ALIKE = re.compile(r"[A-Za-z0-9_.~-]*")  # no encoding changes these
+
+
+@lru_cache(maxsize=4096)
+def _spellings(value: str) -> tuple[str, ...]:
+    if _SPELLED_ALIKE.fullmatch(value):
+        return (value,)
+    escaped = quote(value, safe="")
+    lower_hex = re.sub(r"%[0-9A-F]{2}", lambda m: m.group().lower(), escaped)
+    return tuple({value, escaped, lower_hex, quote_plus(value, safe=""),
+                  json.dumps(value)[1:-1]})
 
 
 def _json_body(body: bytes, content_type: str) -> object | None:
@@ -403,19 +414,37 @@ def redact_argv(argv: Sequence[str], secrets: list[str] | None = None,
     from all the others."""
     mark = mark or _plain_mark
     found = secrets if secrets is not None else []
+    if not _could_hold_secrets("\n".join(argv)):
+        return list(argv)
     redacted = _redact_words(list(argv), found, mark, depth=0)
     return _scrub_marked(redacted, found, mark)
 
 
-def _redact_words(words: list[str], found: list[str], mark: Mark, depth: int) -> list[str]:
+def _redact_words(words: Sequence[str], found: list[str], mark: Mark, depth: int
+                  ) -> list[str]:
     scripts = _script_positions(words)
     redacted = []
+    previous: str | None = None
     for i, word in enumerate(words):
         if i in scripts and depth < _MAX_NESTING:
             redacted.append(_redact_script(word, found, mark, depth + 1))
+        elif _may_hold_secret(word, previous):
+            redacted.append(redact_argument(word, previous, found, mark))
         else:
-            redacted.append(redact_argument(word, words[i - 1] if i else None, found, mark))
+            redacted.append(word)
+        previous = word
     return redacted
+
+
+def _may_hold_secret(word: str, previous: str | None) -> bool:
+    """False for a word no rule of :func:`redact_argument` can touch (most of them): no
+    ``:``, no ``=`` after a secret-like name, and no option before it that takes a
+    secret (a quick test first, so that 30,000 plain words cost little)."""
+    if ":" in word:
+        return True
+    if "=" in word and is_secret_name(word.partition("=")[0]):
+        return True
+    return previous is not None and _may_precede_secret(previous)
 
 
 def _script_positions(words: Sequence[str]) -> set[int]:
@@ -450,29 +479,17 @@ def _scrub_marked(words: list[str], found: list[str], mark: Mark) -> list[str]:
     forms = _forms_of(found)
     if not forms:
         return words
-    pattern = _pattern(tuple(forms))
-    return [pattern.sub(lambda m: mark(forms[m.group()]), w) for w in words]
+    finder = _finder(tuple(forms))
+    return [finder.sub(w, lambda value: mark(forms[value])) for w in words]
 
 
 def _forms_of(values: Iterable[str]) -> dict[str, str]:
     """Each spelling of each value (plain, percent-encoded...) → the value it spells."""
     forms: dict[str, str] = {}
-    for value in values:
-        value = value.strip()
+    for value in sorted({v.strip() for v in values}):
         for form in secret_forms([value]):
             forms.setdefault(form, value)
     return forms
-
-
-def command_secrets(argv: Sequence[str], *, shell: bool = False) -> list[str]:
-    """The secret values the redaction of ``argv`` removes, in every spelling, longest
-    first (what to scrub from the command's output)."""
-    found: list[str] = []
-    if shell:
-        redact_command_text(" ".join(argv), found)
-    else:
-        redact_argv(argv, found)
-    return secret_forms(found)
 
 
 def redact_command_text(text: str, secrets: list[str] | None = None,
@@ -485,7 +502,35 @@ def redact_command_text(text: str, secrets: list[str] | None = None,
     return _redact_script(text, found, mark, depth=0)
 
 
+# What any rule needs to see before it can redact a word: a `:` (a header, a URL,
+# user:password), an assignment to a secret-like name, an option that takes a
+# secret (`--token VALUE`, `-u`), or a shell that runs a script of its own. Each
+# pattern starts only where a run of its characters starts: linear on long runs.
+_ASSIGNED_NAME = re.compile(r"(?<![A-Za-z0-9_.-])(-{0,2}[A-Za-z_][A-Za-z0-9_.-]*)=")
+_OPTION_WORD = re.compile(r"(?<![^\s;&|<>()'\"])(?:--[^\s;&|<>()'\"=]+|-u)"
+                          r"(?![^\s;&|<>()'\"])")
+_SHELL_WORD = re.compile(r"(?<![^\s;&|<>()'\"/])(?:" + "|".join(sorted(_SHELLS)) +
+                         r")(?![^\s;&|<>()'\"])")
+
+
+@lru_cache(maxsize=16)
+def _could_hold_secrets(text: str) -> bool:
+    """False when no rule can redact anything in ``text`` (a script, or argv joined by
+    newlines): one scan instead of a rule per word, for almost every command."""
+    if ":" in text or _SHELL_WORD.search(text):
+        return True
+    if any(is_secret_name(name) for name in set(_ASSIGNED_NAME.findall(text))):
+        return True
+    return any(_may_precede_secret(option) for option in set(_OPTION_WORD.findall(text)))
+
+
+def _may_precede_secret(option: str) -> bool:
+    return option in _USER_OPTIONS or (option.startswith("--") and is_secret_name(option))
+
+
 def _redact_script(text: str, found: list[str], mark: Mark, depth: int) -> str:
+    if not _could_hold_secrets(text):  # most scripts: one scan, no word loop
+        return text
     start = len(found)
     pieces: list[str] = []
     last = 0
@@ -504,20 +549,26 @@ def _redact_script(text: str, found: list[str], mark: Mark, depth: int) -> str:
 # Shell words: runs of ordinary characters, quoted strings and escapes; operators
 # and newlines end a command, `#` at a word's start begins a comment.
 _PLAIN_RUN = re.compile(r"[^\s'\"\\;&|<>()]+")
+_PLAIN_TOKEN = re.compile(r"[^\s;&|<>()]+|[;&|<>()\n]")  # a script without quoting
+_BLANK_RUN = re.compile(r"[ \t\r\f\v]+")
 _OPERATORS = frozenset(";&|<>()\n")
 _BLANKS = frozenset(" \t\r\f\v")
+Words = tuple[tuple[int, int, str], ...]
 
 
-def _shell_commands(text: str) -> list[list[tuple[int, int, str]]]:
-    """The simple commands of a shell script, each a list of its words as
+@lru_cache(maxsize=16)  # one script is redacted several times in one run
+def _shell_commands(text: str) -> tuple[Words, ...]:
+    """The simple commands of a shell script, each a tuple of its words as
     ``(start, end, value)``: spans in ``text`` and the word with its quoting removed.
     One pass, linear in the length of the text; an unclosed quote runs to the end."""
+    if not any(quoting in text for quoting in "'\"\\#"):
+        return _plain_commands(text)
     commands: list[list[tuple[int, int, str]]] = [[]]
     i, n = 0, len(text)
     while i < n:
         char = text[i]
         if char in _BLANKS:
-            i += 1
+            i = _BLANK_RUN.match(text, i).end()  # type: ignore[union-attr]
         elif char in _OPERATORS:
             if commands[-1]:
                 commands.append([])
@@ -529,7 +580,21 @@ def _shell_commands(text: str) -> list[list[tuple[int, int, str]]]:
             start = i
             value, i = _shell_word(text, i)
             commands[-1].append((start, i, value))
-    return [command for command in commands if command]
+    return tuple(tuple(command) for command in commands if command)
+
+
+def _plain_commands(text: str) -> tuple[Words, ...]:
+    """:func:`_shell_commands` of a script with no quotes, escapes or comments: words
+    are their own values."""
+    commands: list[list[tuple[int, int, str]]] = [[]]
+    for match in _PLAIN_TOKEN.finditer(text):
+        token = match.group()
+        if token in _OPERATORS:
+            if commands[-1]:
+                commands.append([])
+        else:
+            commands[-1].append((match.start(), match.end(), token))
+    return tuple(tuple(command) for command in commands if command)
 
 
 def _shell_word(text: str, i: int) -> tuple[str, int]:
@@ -581,37 +646,70 @@ def _double_quoted(text: str, i: int, parts: list[str]) -> int:
 _ANYWHERE = 8
 
 
-@lru_cache(maxsize=64)
-def _pattern(forms: tuple[str, ...]) -> re.Pattern[str]:
-    alternatives = [re.escape(f) if len(f) >= _ANYWHERE
-                    else rf"(?<![^\W_]){re.escape(f)}(?![^\W_])" for f in forms]
-    return re.compile("|".join(alternatives))
+def _ascii_alnum(char: str) -> bool:
+    return char.isascii() and char.isalnum()
+
+
+class _Finder:
+    """Every occurrence of a set of strings in a text, found in one pass however many
+    strings there are (Aho-Corasick): leftmost first, the longest at a place, never
+    overlapping; a string under eight characters only where it stands alone (no
+    letter or digit on either side: ASCII ones for bytes read as Latin-1)."""
+
+    def __init__(self, forms: Iterable[str], *, ascii_words: bool = False) -> None:
+        self._automaton = ahocorasick.Automaton()
+        for form in forms:
+            self._automaton.add_word(form, len(form))
+        self._empty = len(self._automaton) == 0
+        if not self._empty:
+            self._automaton.make_automaton()
+        self._alnum: Callable[[str], bool] = _ascii_alnum if ascii_words else str.isalnum
+
+    def spans(self, text: str) -> list[tuple[int, int]]:
+        if self._empty:
+            return []
+        found = []
+        for end, size in self._automaton.iter(text):
+            start, stop = end - size + 1, end + 1
+            if size < _ANYWHERE and ((start > 0 and self._alnum(text[start - 1]))
+                                     or (stop < len(text) and self._alnum(text[stop]))):
+                continue
+            found.append((start, stop))
+        found.sort(key=lambda span: (span[0], -span[1]))
+        chosen: list[tuple[int, int]] = []
+        for start, stop in found:
+            if not chosen or start >= chosen[-1][1]:
+                chosen.append((start, stop))
+        return chosen
+
+    def sub(self, text: str, replacement: Callable[[str], str]) -> str:
+        pieces: list[str] = []
+        last = 0
+        for start, stop in self.spans(text):
+            pieces.extend((text[last:start], replacement(text[start:stop])))
+            last = stop
+        pieces.append(text[last:])
+        return "".join(pieces) if last else text
 
 
 @lru_cache(maxsize=64)
-def _bytes_pattern(forms: tuple[str, ...]) -> re.Pattern[bytes]:
-    alternatives = []
-    for form in forms:
-        escaped = re.escape(form.encode("utf-8", "surrogateescape"))
-        alternatives.append(escaped if len(form) >= _ANYWHERE
-                            else rb"(?<![A-Za-z0-9])" + escaped + rb"(?![A-Za-z0-9])")
-    return re.compile(b"|".join(alternatives))
+def _finder(forms: tuple[str, ...], *, ascii_words: bool = False) -> _Finder:
+    return _Finder(forms, ascii_words=ascii_words)
 
 
 def _ordered(secrets: Iterable[str]) -> tuple[str, ...]:
-    kept = {s for s in secrets if s and not _trivial(s.strip())}
-    return tuple(sorted(kept, key=lambda s: (-len(s), s)))
+    return tuple(sorted({s for s in secrets if s and not _trivial(s.strip())}))
 
 
 def scrub(text: str, secrets: Iterable[str], mark: Mark | None = None) -> str:
     """``text`` with every occurrence of each secret (in each of its spellings) replaced
     by ``mark`` of it, ``REDACTED`` by default; values under eight characters only
-    where they stand as a whole word."""
+    where they stand as a whole word. Linear in the text and the secrets."""
     mark = mark or _plain_mark
     forms = _forms_of(secrets)
     if not forms:
         return text
-    return _pattern(tuple(forms)).sub(lambda m: mark(forms[m.group()]), text)
+    return _finder(tuple(forms)).sub(text, lambda found: mark(forms[found]))
 
 
 def scrub_bytes(data: bytes, secrets: Sequence[str]) -> bytes:
@@ -619,7 +717,9 @@ def scrub_bytes(data: bytes, secrets: Sequence[str]) -> bytes:
     forms = _ordered(secrets)
     if not forms:
         return data
-    return _bytes_pattern(forms).sub(REDACTED.encode(), data)
+    finder = _finder(tuple(f.encode("utf-8", "surrogateescape").decode("latin-1")
+                           for f in forms), ascii_words=True)
+    return finder.sub(data.decode("latin-1"), lambda _: REDACTED).encode("latin-1")
 
 
 def scrub_secrets(document: Document, secrets: Sequence[str]) -> Document:
@@ -628,63 +728,61 @@ def scrub_secrets(document: Document, secrets: Sequence[str]) -> Document:
     forms = _ordered(secrets)
     if not forms:
         return document
-    pattern = _pattern(forms)
+    finder = _finder(forms)
     fields = (document.text, document.title, document.site, document.author)
-    raw = _bytes_pattern(forms).sub(REDACTED.encode(), document.raw)
-    if raw == document.raw and not any(pattern.search(v or "") for v in fields) \
-            and not _meta_has(document.meta, pattern):
+    raw = scrub_bytes(document.raw, forms)
+    if raw == document.raw and not any(finder.spans(v or "") for v in fields) \
+            and not _meta_has(document.meta, finder):
         return document
-    text, pages = _redact_text(document.text, pattern, document.pages)
+    text, pages = _redact_text(document.text, finder, document.pages)
 
     def clean(value: str | None) -> str | None:
-        return pattern.sub(REDACTED, value) if value else value
+        return finder.sub(value, _plain_mark) if value else value
 
     return replace(document, text=text, raw=raw, pages=pages, title=clean(document.title),
                    site=clean(document.site), author=clean(document.author),
-                   meta=_meta_scrubbed(document.meta, pattern),
+                   meta=_meta_scrubbed(document.meta, finder),
                    warnings=(*document.warnings,
                              "the response echoed a secret of the request; it was redacted"))
 
 
-def _meta_has(data: Any, pattern: re.Pattern[str]) -> bool:
+def _meta_has(data: Any, finder: _Finder) -> bool:
     if isinstance(data, str):
-        return bool(pattern.search(data))
+        return bool(finder.spans(data))
     if isinstance(data, dict):
-        return any(_meta_has(k, pattern) or _meta_has(v, pattern) for k, v in data.items())
+        return any(_meta_has(k, finder) or _meta_has(v, finder) for k, v in data.items())
     if isinstance(data, (list, tuple)):
-        return any(_meta_has(v, pattern) for v in data)
+        return any(_meta_has(v, finder) for v in data)
     return False
 
 
-def _meta_scrubbed(data: Any, pattern: re.Pattern[str]) -> Any:
+def _meta_scrubbed(data: Any, finder: _Finder) -> Any:
     if isinstance(data, str):
-        return pattern.sub(REDACTED, data)
+        return finder.sub(data, _plain_mark)
     if isinstance(data, dict):
-        return {_meta_scrubbed(k, pattern): _meta_scrubbed(v, pattern) for k, v in data.items()}
+        return {_meta_scrubbed(k, finder): _meta_scrubbed(v, finder) for k, v in data.items()}
     if isinstance(data, (list, tuple)):
-        return [_meta_scrubbed(v, pattern) for v in data]
+        return [_meta_scrubbed(v, finder) for v in data]
     return data
 
 
-def _redact_text(text: str, pattern: re.Pattern[str], pages: tuple[Page, ...]
+def _redact_text(text: str, finder: _Finder, pages: tuple[Page, ...]
                  ) -> tuple[str, tuple[Page, ...]]:
     parts: list[str] = []
-    shifts: list[tuple[int, int]] = []  # (end of a replaced span in the old text, total shift)
+    ends: list[int] = []  # the end of each replaced span in the old text...
+    shifts: list[int] = []  # ...and the total shift of offsets from there on
     last = shift = 0
-    for match in pattern.finditer(text):
-        parts.extend((text[last : match.start()], REDACTED))
-        last = match.end()
-        shift += len(REDACTED) - (match.end() - match.start())
-        shifts.append((match.end(), shift))
+    for start, stop in finder.spans(text):
+        parts.extend((text[last:start], REDACTED))
+        last = stop
+        shift += len(REDACTED) - (stop - start)
+        ends.append(stop)
+        shifts.append(shift)
     parts.append(text[last:])
 
     def moved(offset: int) -> int:
-        delta = 0
-        for end, total in shifts:
-            if end > offset:
-                break
-            delta = total
-        return offset + delta
+        index = bisect.bisect_right(ends, offset)
+        return offset + (shifts[index - 1] if index else 0)
 
     return "".join(parts), tuple(replace(p, start=moved(p.start), end=moved(p.end))
                                  for p in pages)
