@@ -21,11 +21,13 @@ FRONTS = ("fetchledger.cli", "fetchledger.mcp")
 PUBLIC = {"fetchledger": set(fetchledger.__all__),
           "fetchledger.cite": set(fetchledger.cite.__all__)}
 # What the Store protocol marks as writes (store/protocol.py: "only Ledger calls these").
-STORE_WRITES = {"register", "record_quotes", "reset", "import_rows", "claim"}
+STORE_WRITES = {"register", "record_quotes", "reset", "import_rows", "claim",
+                "record_unchanged", "record_searches"}
 # Ledger methods that retrieve (fetch, read, run) or write.
 RETRIEVING = {"fetch", "fetch_many", "fetch_many_async", "batch", "curl", "http_request",
               "read", "read_many", "read_piped", "run", "register", "register_prepared",
-              "record", "reset"}
+              "record", "reset", "refresh", "reextract", "ingest", "record_unchanged",
+              "record_searches"}
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from fetchledger import (
     InvalidArgument,
     Ledger,
     Page,
+    SearchHit,
     copy_ledger,
 )
 from fetchledger.store import open_store
@@ -66,6 +67,7 @@ def fill(location: LedgerLocation) -> None:
                                       "cookers raise it to 120 °C.", raw=b"<p>v2</p>"))
         ledger.quote(1, "It boils lower on mountains.")
         ledger.quotes("pressure cookers")
+        ledger.record_searches([(1, SearchHit("boiling", "brave", 2, "Boiling", "It boils."))])
         ledger.record([Failed("web", "https://gone.example/",
                               HTTPStatusError("HTTP 404", locator="https://gone.example/"))])
 

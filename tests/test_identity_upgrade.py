@@ -43,6 +43,7 @@ def _old_ledger(path: Path, cwd: Path) -> None:
                    "('web', 'https://api.example/v2?clientsecret=cs-42', '2026-01-01T00:00:00Z',"
                    " 'http_error', 'HTTP 500')")
         db.execute("DROP TABLE identity_key")
+        db.execute("DROP TABLE search_hit")  # the later migrations' tables, not in 0.1
         db.execute("DELETE FROM migration WHERE name != '0001_initial'")
     db.close()
 
@@ -78,5 +79,5 @@ def test_an_old_ledger_keeps_its_ids_and_finds_them_under_the_new_identity(
     meta = json.loads(rows(path, "SELECT meta FROM version WHERE source_id = 1")[0][0])
     assert meta["final_url"] == "https://api.example/v1/items?accesstoken=REDACTED&page=2"
     assert rows(path, "SELECT name FROM migration ORDER BY name") == [
-        ("0001_initial",), ("0002_keyed_identity",)]
+        ("0001_initial",), ("0002_keyed_identity",), ("0005_search_hits",)]
     assert rows(path, "PRAGMA integrity_check") == [("ok",)]

@@ -214,7 +214,8 @@ def test_fresh_ledgers_opened_by_many_processes_at_once_migrate_once(url: str) -
         _, err = child.communicate(timeout=60)
         assert child.returncode == 0, err
     assert rows(url, "SELECT name FROM migration ORDER BY name") == [
-        ("0001_initial",), ("0002_keyed_identity",), ("0003_batch_claims",)]
+        ("0001_initial",), ("0002_keyed_identity",), ("0003_batch_claims",),
+        ("0005_search_hits",)]
 
 
 # --- what the database holds ------------------------------------------------------------------

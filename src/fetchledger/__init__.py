@@ -18,6 +18,7 @@ from .batch.lines import (
     batch_summary,
     read_batch_inputs,
 )
+from .batch.searches import SearchResults, read_search_results
 from .config import Limits, resolve_ledger_path
 from .document import Document, Page
 from .errors import (
@@ -64,6 +65,7 @@ from .models import (
     Quote,
     Refreshed,
     Retrieval,
+    SearchHit,
     Snippet,
     Source,
     SourceDetails,
@@ -120,6 +122,8 @@ __all__ = [
     "RetrievalFailed",
     "RetrievalTimeout",
     "RobotsDenied",
+    "SearchHit",
+    "SearchResults",
     "Skipped",
     "Snippet",
     "Source",
@@ -140,6 +144,7 @@ __all__ = [
     "kill_children",
     "parse_curl",
     "read_batch_inputs",
+    "read_search_results",
     "refresh_exit_code",
     "resolve_ledger_path",
     "shown_url",

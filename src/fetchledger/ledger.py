@@ -65,8 +65,9 @@ if TYPE_CHECKING:
     from .adapters.curl_args import CurlCommand
     from .adapters.web import WebAdapter
     from .batch.lines import BatchInput, BatchOutcome
+    from .batch.searches import SearchResults
     from .document import StoredRaw
-    from .models import Attempt, Outcome, Quote, Refreshed, Source
+    from .models import Attempt, Outcome, Quote, Refreshed, SearchHit, Source
     from .net.client import HTTPClient
 
 __all__ = ["ADAPTERS", "Ledger", "copy_ledger"]
@@ -375,6 +376,41 @@ class Ledger:
             inputs, query=query, k=k, concurrency=concurrency, per_host=per_host,
             refresh=refresh, robots=robots, on_outcome=on_outcome, render=render))
 
+    def ingest(
+        self, results: str | SearchResults, *, search_query: str | None = None,
+        engine: str | None = None, name: str = "-", query: str | None = None, k: int = 3,
+        concurrency: int | None = None, per_host: int | None = None, refresh: bool = False,
+        robots: bool = True, on_outcome: Callable[[BatchOutcome, str], None] | None = None,
+        render: str = "auto",
+    ) -> list[BatchOutcome]:
+        """Batch-retrieve the URLs of search results — JSON of a search API, JSON lines,
+        or one URL per line (:mod:`fetchledger.batch.searches`; ``search_query`` and
+        ``engine`` stand in where they say nothing) — each source recording where the
+        search found it (``details(id).searches``), in the same transaction as its
+        registration. Snippets are ranked for the search query unless ``query`` is
+        given; the search's own snippet is never handed out. Bad JSON or no URL:
+        InvalidArgument before anything is sent. Other options as :meth:`batch`."""
+        from .batch.lines import Skipped
+        from .batch.searches import read_search_results
+
+        found = results if not isinstance(results, str) else read_search_results(
+            results, name=name, query=search_query, engine=engine)
+        outcomes = self.batch(found.inputs, query=query or found.query, k=k,
+                              concurrency=concurrency, per_host=per_host, refresh=refresh,
+                              robots=robots, on_outcome=on_outcome, render=render)
+        # Registered sources recorded their hit with them; known ones (and repeats) now.
+        self.record_searches([(outcome.source.id, given.search) for outcome, given
+                              in zip(outcomes, found.inputs, strict=True)
+                              if isinstance(outcome, Skipped) and given.search is not None])
+        return outcomes
+
+    def record_searches(self, hits: Sequence[tuple[int, SearchHit]]) -> None:
+        """Record where searches found registered sources (``(source id, hit)``); a hit
+        recorded before (same source, query, engine and rank) is kept as it was."""
+        for source_id, _ in hits:
+            self.source(source_id)
+        self._store.record_searches(hits)
+
     def source_for(self, locator: str) -> Source | None:
         """The source a canonical locator (or one of its aliases) names, if any."""
         source_id = self._store.source_id_for([locator])
@@ -423,11 +459,13 @@ class Ledger:
         return source
 
     def details(self, source_id: int) -> SourceDetails:
-        """A source with its versions, aliases and quote count (``show N``)."""
+        """A source with its versions, aliases, quote count and the searches that found
+        it (``show N``)."""
         source = self.source(source_id)
         return SourceDetails(
             source, tuple(self._store.version_details(source_id)),
-            tuple(self._store.aliases(source_id)), self._store.quote_count(source_id))
+            tuple(self._store.aliases(source_id)), self._store.quote_count(source_id),
+            tuple(self._store.searches(source_id)))
 
     def text(self, source_id: int, version: int | None = None) -> str:
         """The stored text of a source's latest (or given) version, exactly."""

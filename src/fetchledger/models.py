@@ -33,6 +33,7 @@ __all__ = [
     "Quote",
     "Refreshed",
     "Retrieval",
+    "SearchHit",
     "Snippet",
     "Source",
     "SourceDetails",
@@ -244,13 +245,40 @@ class Retrieval:
 
 
 @dataclass(frozen=True)
+class SearchHit:
+    """Where a search found a source (``ingest``): the query, the engine, the rank, and
+    the result's title and snippet as the engine gave them (the engine's words about
+    the page, never a quote of it). ``at``: when it was recorded (read back)."""
+
+    query: str | None
+    engine: str | None
+    rank: int
+    title: str | None = None
+    snippet: str | None = None
+    at: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"query": self.query, "engine": self.engine, "rank": self.rank,
+                "title": self.title, "snippet": self.snippet, "at": self.at}
+
+    def text_line(self) -> str:
+        """``found by:  brave "boiling point altitude" #3 (2026-12-01T10:00:00Z)``."""
+        engine = one_line(self.engine) if self.engine else "a search"
+        query = f' "{one_line(self.query)}"' if self.query else ""
+        when = f" ({self.at})" if self.at else ""
+        return printable(f"found by:  {engine}{query} #{self.rank}{when}")
+
+
+@dataclass(frozen=True)
 class SourceDetails:
-    """Everything the ledger knows about one source (``show N``)."""
+    """Everything the ledger knows about one source (``show N``): with the searches
+    that found it (``search``, from ``ingest``)."""
 
     source: Source
     versions: tuple[dict[str, Any], ...]
     aliases: tuple[str, ...]
     quotes: int
+    searches: tuple[SearchHit, ...] = ()
 
     def text_lines(self) -> list[str]:
         s = self.source
@@ -260,6 +288,7 @@ class SourceDetails:
                 lines.append(f"{name + ':':<10} {one_line(value)}")
         lines.append(f"retrieved: first {s.first_retrieved}, last {s.last_retrieved}")
         lines.append(f"quotes:    {self.quotes} handed out or confirmed")
+        lines.extend(hit.text_line() for hit in self.searches)
         for version in self.versions:
             facts = ", ".join(f"{k}={v}" for k, v in sorted(version["meta"].items())
                               if not isinstance(v, (list, dict)))
@@ -278,7 +307,7 @@ class SourceDetails:
             "first_retrieved": self.source.first_retrieved,
             "last_retrieved": self.source.last_retrieved,
             "versions": list(self.versions), "aliases": list(self.aliases),
-            "quotes": self.quotes,
+            "quotes": self.quotes, "search": [hit.to_json() for hit in self.searches],
         })
         return data
 

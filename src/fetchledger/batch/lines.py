@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..config import MAX_SNIPPETS
-from ..models import Failure, Retrieval, Source, json_text
+from ..models import Failure, Retrieval, SearchHit, Source, json_text
 
 __all__ = [
     "BatchInput",
@@ -29,7 +29,8 @@ class BatchInput:
     """One input: a URL, optionally with its own query and snippet count.
 
     ``line`` is where it stood in an input file (1-based); ``problem`` says why
-    the line is not a usable input (it becomes a bad-input failure, exit 2).
+    the line is not a usable input (it becomes a bad-input failure, exit 2);
+    ``search`` is the search hit it came from (``ingest``), recorded with the source.
     """
 
     url: str
@@ -37,6 +38,7 @@ class BatchInput:
     k: int | None = None
     line: int | None = None
     problem: str | None = None
+    search: SearchHit | None = None
 
 
 @dataclass(frozen=True)

@@ -79,7 +79,7 @@ from ..errors import (
 from ..identity import Identity
 from ..identity.secrets import request_secrets, shown_url
 from ..identity.urls import parse_http_url
-from ..models import Failure, Retrieval, Source
+from ..models import Failure, Retrieval, SearchHit, Source
 from ..net.client import HTTPRequest, HTTPResponse
 from ..net.hosts import HostClients
 from ..net.policy import AddressPolicy
@@ -190,6 +190,7 @@ class _Job:
     tries: int = 0
     extraction_tries: int = 0
     duplicates: list[tuple[int, str]] = field(default_factory=list)  # (index, shown)
+    search: SearchHit | None = None  # the search hit it came from, recorded with the source
 
 
 @dataclass(eq=False)
@@ -300,7 +301,7 @@ class _Batch:
             host = self.hosts.setdefault(key, _Host(key))
             job = _Job(index, item.url, shown, identity, host,
                        item.query if item.query is not None else self.options.query,
-                       item.k or self.options.k)
+                       item.k or self.options.k, search=item.search)
             by_locator[identity.locator] = job
             jobs.append(job)
         return jobs
@@ -647,7 +648,8 @@ class _Batch:
 
     def _write(self, group: Sequence[_Done]) -> list[Retrieval | Failure]:
         """One transaction for the group, through the ledger's write path."""
-        results = [d.result if isinstance(d.result, Prepared)
+        results = [(replace(d.result, searches=(d.job.search,)) if d.job.search else d.result)
+                   if isinstance(d.result, Prepared)
                    else Failed(d.job.identity.kind, d.job.identity.display, d.result)
                    for d in group]
         outcomes: list[Retrieval | Failure] = []

@@ -100,6 +100,7 @@ def write_warc(ledger: Ledger, chosen: Selection, out: IO[bytes], *, gzip: bool,
                 "raw_stored": version["raw_stored"], "extractor": version["extractor"],
                 "extractor_version": version["extractor_version"], "meta": meta,
                 "aliases": list(details.aliases),
+                "search": [hit.to_json() for hit in details.searches],
                 "quotes": quotes_by_version.get((source.id, number), []),
             }
             payload = json.dumps(facts, ensure_ascii=False, indent=2).encode("utf-8")

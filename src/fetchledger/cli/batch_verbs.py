@@ -1,9 +1,11 @@
-"""The batch verb: many URLs at once, registered, resumable (DESIGN §6)."""
+"""The batch verbs: many URLs at once, registered, resumable (DESIGN §6); ``ingest`` takes
+them from search results and records where the search found each source."""
 
 from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable
 from types import TracebackType
 from typing import IO, Any
 
@@ -19,27 +21,37 @@ from fetchledger import (
     batch_summary,
     exit_code_for,
     read_batch_inputs,
+    read_search_results,
 )
 
-from ._base import cli, global_options, k_option, open_ledger, query_option, settings
+from ._base import F, cli, global_options, k_option, open_ledger, query_option, settings
+
+
+def _batch_options(function: F) -> F:
+    """The options of batch retrieval, shared by ``batch`` and ``ingest``."""
+    for option in reversed([
+        click.argument("file", type=click.File("rb"), metavar="FILE|-"),
+        query_option,
+        k_option(3),
+        click.option("--concurrency", type=click.IntRange(min=1), default=32,
+                     show_default=True, help="Requests in flight at once."),
+        click.option("--per-host", type=click.IntRange(min=1), default=4, show_default=True,
+                     help="Requests in flight per host (host name and port)."),
+        click.option("--refresh", is_flag=True,
+                     help="Fetch inputs that already have a source again (a changed page "
+                          "becomes a new version of the same id)."),
+        click.option("--no-robots", is_flag=True, help="Ignore robots.txt (honoured by default)."),
+        click.option("--render", type=click.Choice(["auto", "always", "never"]), default="auto",
+                     show_default=True,
+                     help="Run pages' JavaScript in headless Chromium (2 browsers at once): "
+                          "auto = only pages that are empty shells without it."),
+    ]):
+        function = option(function)
+    return function
 
 
 @cli.command()
-@click.argument("file", type=click.File("rb"), metavar="FILE|-")
-@query_option
-@k_option(3)
-@click.option("--concurrency", type=click.IntRange(min=1), default=32, show_default=True,
-              help="Requests in flight at once.")
-@click.option("--per-host", type=click.IntRange(min=1), default=4, show_default=True,
-              help="Requests in flight per host (host name and port).")
-@click.option("--refresh", is_flag=True,
-              help="Fetch inputs that already have a source again (a changed page becomes "
-                   "a new version of the same id).")
-@click.option("--no-robots", is_flag=True, help="Ignore robots.txt (honoured by default).")
-@click.option("--render", type=click.Choice(["auto", "always", "never"]), default="auto",
-              show_default=True,
-              help="Run pages' JavaScript in headless Chromium (2 browsers at once): auto = "
-                   "only pages that are empty shells without it.")
+@_batch_options
 @global_options()
 @click.pass_context
 def batch(ctx: click.Context, file: IO[bytes], query: str | None, k: int, concurrency: int,
@@ -59,22 +71,68 @@ def batch(ctx: click.Context, file: IO[bytes], query: str | None, k: int, concur
     status on stderr. Exit 2 if any input was bad, else 3 if any retrieval
     failed, else 0.
     """
-    name = getattr(file, "name", "-")
-    try:
-        text = file.read().decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise InvalidPath(f"{name} is not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
+    name, text = _read(file)
     inputs = read_batch_inputs(text.splitlines())
     if not inputs:
         raise InvalidArgument(f"no URLs in {name} (blank lines and # comments are ignored)")
     ledger = open_ledger(ctx)
+    _run(ctx, "batch", len(inputs), lambda emit: ledger.batch(
+        inputs, query=query, k=k, concurrency=concurrency, per_host=per_host,
+        refresh=refresh, robots=not no_robots, on_outcome=emit, render=render))
+
+
+@cli.command()
+@_batch_options
+@click.option("--search-query", metavar="TEXT",
+              help="The query the results answer, when the file does not say.")
+@click.option("--engine", metavar="NAME",
+              help="The search engine, when the file does not say.")
+@global_options()
+@click.pass_context
+def ingest(ctx: click.Context, file: IO[bytes], query: str | None, k: int, concurrency: int,
+           per_host: int, refresh: bool, no_robots: bool, render: str,
+           search_query: str | None, engine: str | None) -> None:
+    """Retrieve the results of a search and record where the search found each source.
+
+    \b
+    FILE (or - for stdin) holds search results as a search API returns them:
+    a JSON list of results, or one under "results" (SearXNG, Tavily, Exa),
+    "web" (Brave), "organic" (Serper), "organic_results" (SerpAPI), "items"
+    (Google), "data" (Firecrawl, Jina) or "webPages" (Bing), each with a
+    "url" or "link"; or one result object per line; or one URL per line.
+
+    Every URL is retrieved as `batch` retrieves it (same options, output and
+    exit codes), and every source records its search provenance (query,
+    engine, rank, the result's title and snippet): `show N --json` shows it
+    under "search", exports keep it. Snippets are ranked for the search query
+    unless -q. The search's own snippet is never handed out as a quote. Bad
+    JSON or no URL: exit 2, nothing recorded.
+    """
+    name, text = _read(file)
+    found = read_search_results(text, name=name, query=search_query, engine=engine)
+    ledger = open_ledger(ctx)
+    _run(ctx, "ingest", len(found.inputs), lambda emit: ledger.ingest(
+        found, query=query, k=k, concurrency=concurrency, per_host=per_host,
+        refresh=refresh, robots=not no_robots, on_outcome=emit, render=render))
+
+
+def _read(file: IO[bytes]) -> tuple[str, str]:
+    """The input file's name and its text (UTF-8, a BOM skipped)."""
+    name = getattr(file, "name", "-")
+    try:
+        return name, file.read().decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InvalidPath(f"{name} is not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
+
+
+def _run(ctx: click.Context, verb: str, total: int,
+         work: Callable[[Callable[[BatchOutcome, str], None]], list[BatchOutcome]]) -> None:
+    """Run a batch, printing each outcome as it finishes and the summary at the end."""
     started = time.monotonic()
-    with _Output(as_json=settings(ctx).json, total=len(inputs)) as output:
-        outcomes = ledger.batch(inputs, query=query, k=k, concurrency=concurrency,
-                                per_host=per_host, refresh=refresh, robots=not no_robots,
-                                on_outcome=output.emit, render=render)
+    with _Output(as_json=settings(ctx).json, total=total) as output:
+        outcomes = work(output.emit)
     seconds = time.monotonic() - started
-    click.echo(f"fetchledger: batch: {batch_summary(outcomes, seconds)}", err=True)
+    click.echo(f"fetchledger: {verb}: {batch_summary(outcomes, seconds)}", err=True)
     ctx.exit(exit_code_for(o for o in outcomes if isinstance(o, (Retrieval, Failure))))
 
 

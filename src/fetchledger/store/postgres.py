@@ -46,7 +46,7 @@ from ..errors import (
     NoLedger,
 )
 from ..identity.secrets import REDACTED, shown_database_url
-from ..models import Attempt, Quote, Source
+from ..models import Attempt, Quote, SearchHit, Source
 from ..text.passages import Passage, idf, tokenize
 from .migrations import POSTGRES_MIGRATIONS, refuse_unknown
 from .protocol import (
@@ -320,6 +320,7 @@ class PostgresStore:
             (version_id, retrieved, prepared.retrieved_at, prepared.title, prepared.site,
              prepared.author, prepared.date, source_id))
         self._insert_quotes(db, source_id, version_id, registration.quotes)
+        self._insert_searches(db, [(source_id, hit) for hit in registration.searches])
         if retrieved:
             db.execute(
                 "INSERT INTO attempt (kind, locator, at, status, message, source_id) "
@@ -401,6 +402,25 @@ class PostgresStore:
                 [(source_id, version_id, q.start, q.end, q.page, q.page_label, q.text, now)
                  for q in quotes])
 
+    @staticmethod
+    def _insert_searches(db: Connection, hits: Sequence[tuple[int, SearchHit]]) -> None:
+        if not hits:
+            return
+        now = utc_now()
+        with db.cursor() as cursor:
+            cursor.executemany(
+                "INSERT INTO search_hit (source_id, query, engine, rank, title, snippet, at) "
+                "VALUES (%s, %s, %s, %s, %s, %s, %s) "
+                "ON CONFLICT (source_id, query, engine, rank) DO NOTHING",
+                [(source_id, h.query or "", h.engine or "", h.rank, h.title, h.snippet, now)
+                 for source_id, h in hits])
+
+    def record_searches(self, hits: Sequence[tuple[int, SearchHit]]) -> None:
+        """Record search hits of registered sources (one kept per source, query, engine
+        and rank)."""
+        if hits:
+            self._write(lambda db: self._insert_searches(db, hits))
+
     def record_quotes(self, source_id: int, version_id: int, quotes: Sequence[QuoteRow]) -> None:
         """Record quotes handed out by a search or confirmed by ``quote``."""
         if quotes:
@@ -421,7 +441,8 @@ class PostgresStore:
     def reset(self) -> None:
         """Delete every source, version, quote and attempt: the ledger starts again at [1]."""
         def work(db: Connection) -> None:
-            db.execute("TRUNCATE quote, attempt, passage, alias, version, source, claim "
+            db.execute("TRUNCATE search_hit, quote, attempt, passage, alias, version, source, "
+                       "claim "
                        "RESTART IDENTITY")
             db.execute("UPDATE counter SET value = 0 WHERE name = 'source'")
 
@@ -494,7 +515,7 @@ class PostgresStore:
                     cursor.executemany(f"INSERT INTO {table} ({quoted_columns(table)}) "
                                        f"VALUES ({marks})", found)
             # the internal ids and the id counter go on after the copied ones
-            for table in ("version", "passage", "quote", "attempt"):
+            for table in ("version", "passage", "quote", "attempt", "search_hit"):
                 db.execute(f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), "
                            f"coalesce(max(id), 0) + 1, false) FROM {table}")
             db.execute("UPDATE counter SET value = (SELECT coalesce(max(id), 0) FROM source) "
@@ -580,6 +601,12 @@ class PostgresStore:
         return [row[0] for row in self._all(
             "SELECT locator FROM alias WHERE source_id = %s ORDER BY locator COLLATE \"C\"",
             (source_id,))]
+
+    def searches(self, source_id: int) -> list[SearchHit]:
+        """The search hits that found a source, oldest first."""
+        return [SearchHit(q or None, e or None, r, t, s, at) for q, e, r, t, s, at in self._all(
+            "SELECT query, engine, rank, title, snippet, at FROM search_hit "
+            "WHERE source_id = %s ORDER BY id", (source_id,))]
 
     def quote_count(self, source_id: int) -> int:
         row = self._one("SELECT count(*) FROM quote WHERE source_id = %s", (source_id,))
@@ -672,7 +699,7 @@ class PostgresStore:
 
     def counts(self) -> dict[str, int]:
         """Row counts of the main tables (for tests, stats and benchmarks)."""
-        tables = ("source", "version", "passage", "quote", "attempt", "alias")
+        tables = ("source", "version", "passage", "quote", "attempt", "alias", "search_hit")
 
         row = self._read(lambda db: db.execute(
             "SELECT " + ", ".join(f"(SELECT count(*) FROM {t})" for t in tables)).fetchone())

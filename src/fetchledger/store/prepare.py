@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from ..document import Document
 from ..errors import EmptyContent, InvalidArgument, RetrievalFailed
+from ..models import SearchHit
 from ..text.normalize import LINE_BREAKS, one_line
 from ..text.passages import QuoteSpan, select_quotes, split_passages
 from .protocol import AttemptRow, PreparedVersion, QuoteRow, Registration, utc_now
@@ -32,12 +33,13 @@ class Prepared:
     quotes: tuple[QuoteSpan, ...]
     warnings: tuple[str, ...] = ()
     retrieved: bool = True  # false: made again from stored bytes (see Registration)
+    searches: tuple[SearchHit, ...] = ()  # the search hits that led to it (ingest)
 
     def registration(self) -> Registration:
         text = self.version.text
         return Registration(self.version, tuple(
             QuoteRow(q.start, q.end, q.page, q.label, text[q.start : q.end])
-            for q in self.quotes), self.retrieved)
+            for q in self.quotes), self.retrieved, self.searches)
 
 
 @dataclass(frozen=True)

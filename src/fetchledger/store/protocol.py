@@ -18,7 +18,7 @@ from datetime import datetime, timezone
 from typing import Any, Protocol
 
 from ..document import StoredRaw
-from ..models import Attempt, Quote, Source
+from ..models import Attempt, Quote, SearchHit, Source
 from ..text.passages import Passage
 
 __all__ = [
@@ -96,6 +96,7 @@ class Registration:
     version: PreparedVersion
     quotes: tuple[QuoteRow, ...] = ()
     retrieved: bool = True
+    searches: tuple[SearchHit, ...] = ()  # recorded with the source (ingest)
 
 
 @dataclass(frozen=True)
@@ -186,6 +187,7 @@ COPY_COLUMNS: dict[str, tuple[str, ...]] = {
     "quote": ("id", "source_id", "version_id", "start", "end", "page", "page_label", "text",
               "first_at"),
     "attempt": ("id", "kind", "locator", "at", "status", "message", "source_id"),
+    "search_hit": ("id", "source_id", "query", "engine", "rank", "title", "snippet", "at"),
 }
 
 CopyBatch = tuple[str, list[tuple[Any, ...]]]  # a table name and some of its rows
@@ -253,6 +255,11 @@ class Store(Protocol):
         """Record quotes handed out by a search or confirmed by ``quote``."""
         ...
 
+    def record_searches(self, hits: Sequence[tuple[int, SearchHit]]) -> None:
+        """Record search hits of sources already registered (``(source id, hit)``); a hit
+        recorded before (same source, query, engine and rank) is kept as it was."""
+        ...
+
     def record_unchanged(self, source_id: int, attempt: AttemptRow, at: str) -> None:
         """A retrieval that found the source unchanged (HTTP 304 Not Modified): its last
         retrieval time becomes ``at`` and an ``ok`` attempt is recorded; no version."""
@@ -307,6 +314,10 @@ class Store(Protocol):
         ...
 
     def aliases(self, source_id: int) -> list[str]: ...
+
+    def searches(self, source_id: int) -> list[SearchHit]:
+        """The search hits that found a source, oldest first."""
+        ...
 
     def quote_count(self, source_id: int) -> int: ...
 

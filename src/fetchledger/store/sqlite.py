@@ -28,7 +28,7 @@ from ..errors import (
     LedgerReadOnly,
     NoLedger,
 )
-from ..models import Attempt, Quote, Source
+from ..models import Attempt, Quote, SearchHit, Source
 from ..text.passages import Passage, idf
 from .migrations import MIGRATIONS, refuse_unknown
 from .protocol import (
@@ -259,6 +259,7 @@ class SQLiteStore:
              prepared.author, prepared.date, source_id),
         )
         self._insert_quotes(db, source_id, version_id, registration.quotes)
+        self._insert_searches(db, [(source_id, hit) for hit in registration.searches])
         if retrieved:
             db.execute(
                 "INSERT INTO attempt (kind, locator, at, status, message, source_id) "
@@ -347,6 +348,22 @@ class SQLiteStore:
              for q in quotes],
         )
 
+    @staticmethod
+    def _insert_searches(db: sqlite3.Connection, hits: Sequence[tuple[int, SearchHit]]) -> None:
+        now = utc_now()
+        db.executemany(
+            "INSERT OR IGNORE INTO search_hit (source_id, query, engine, rank, title, snippet, "
+            "at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [(source_id, h.query or "", h.engine or "", h.rank, h.title, h.snippet, now)
+             for source_id, h in hits])
+
+    def record_searches(self, hits: Sequence[tuple[int, SearchHit]]) -> None:
+        """Record search hits of registered sources (one kept per source, query, engine
+        and rank)."""
+        if hits:
+            with self._write() as db:
+                self._insert_searches(db, hits)
+
     def record_quotes(self, source_id: int, version_id: int, quotes: Sequence[QuoteRow]) -> None:
         """Record quotes handed out by a search or confirmed by ``quote``."""
         if quotes:
@@ -367,7 +384,8 @@ class SQLiteStore:
     def reset(self) -> None:
         """Delete every source, version, quote and attempt: the ledger starts again at [1]."""
         with self._write() as db:
-            for table in ("quote", "attempt", "passage", "alias", "version", "source"):
+            for table in ("search_hit", "quote", "attempt", "passage", "alias", "version",
+                          "source"):
                 db.execute(f"DELETE FROM {table}")
             db.execute("INSERT INTO passage_fts (passage_fts) VALUES ('delete-all')")
         with self._errors():
@@ -476,6 +494,14 @@ class SQLiteStore:
                 "SELECT locator FROM alias WHERE source_id = ? ORDER BY locator", (source_id,)
             ).fetchall()
         return [row[0] for row in rows]
+
+    def searches(self, source_id: int) -> list[SearchHit]:
+        """The search hits that found a source, oldest first."""
+        with self._errors():
+            rows = self.db.execute(
+                "SELECT query, engine, rank, title, snippet, at FROM search_hit "
+                "WHERE source_id = ? ORDER BY id", (source_id,)).fetchall()
+        return [SearchHit(q or None, e or None, r, t, s, at) for q, e, r, t, s, at in rows]
 
     def quote_count(self, source_id: int) -> int:
         with self._errors():
@@ -592,7 +618,8 @@ class SQLiteStore:
         with self._read() as db:
             return {
                 table: db.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
-                for table in ("source", "version", "passage", "quote", "attempt", "alias")
+                for table in ("source", "version", "passage", "quote", "attempt", "alias",
+                              "search_hit")
             }
 
     def export_rows(self, batch: int = 500) -> Iterator[CopyBatch]:
