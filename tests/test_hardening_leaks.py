@@ -21,8 +21,8 @@ from collections.abc import Callable
 
 import pytest
 
+from fetchledger.identity.command_secrets import redact_argv, redact_command_text
 from fetchledger.identity.commands import command_locator
-from fetchledger.identity.secrets import redact_argv, redact_command_text
 
 from measured import HEAVY, record_fact
 
@@ -38,6 +38,15 @@ SHAPES: dict[str, list[str]] = {
     "sh -c, one quoted 100k word": ["sh", "-c", "echo '" + "q" * SIZE + "'"],
     "sh -c, 12,500 secret assignments": ["sh", "-c", "TOKEN=1 " * (SIZE // 8)],
     "10,000 distinct secret values": ["tool", *(f"--token=v{n}" for n in range(10_000))],
+    # issue 13, second pass
+    "sh -c, 50,000 escapes in one double-quoted word":
+        ["sh", "-c", 'x --token="' + "\\a" * (SIZE // 2) + '" :'],
+    "sh -c, 50,000 escapes in one $'...' word":
+        ["sh", "-c", "x --token=$'" + "\\a" * (SIZE // 2) + "' :"],
+    "JSON, 8,000 unclosed secret keys": ["tool", '{"token": "' * (SIZE // 12)],
+    "a form body of 14,000 pairs": ["curl", "-d", "&".join(["ab=cd"] * (SIZE // 7))],
+    "sh -c, 6,000 sshpass -p": ["sh", "-c", "sshpass -p pw1 x; " * (SIZE // 17)],
+    "8,000 one-dash secret options": ["tool", *(["-token", "v4lue"] * (SIZE // 12))],
 }
 _FRESH = itertools.count()
 _OLD_URL = re.compile(r"[a-zA-Z][a-zA-Z0-9+.-]*://[^\s'\"]+")  # before issue 13
