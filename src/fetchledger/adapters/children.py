@@ -43,7 +43,7 @@ import sys
 import threading
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
@@ -57,6 +57,7 @@ __all__ = [
     "Child",
     "Codec",
     "FrameDecoder",
+    "children_die_on_interrupt",
     "claim_stdout",
     "die_with_parent",
     "encode_frame",
@@ -260,6 +261,27 @@ def kill_children() -> None:
     """SIGKILL every live child (process groups whole). Safe in a signal handler."""
     for child in live_children():
         child.kill()
+
+
+@contextlib.contextmanager
+def children_die_on_interrupt() -> Iterator[None]:
+    """While inside, Ctrl-C (SIGINT) SIGKILLs every live child at once and then raises
+    KeyboardInterrupt as usual: unwinding never waits for a child (a batch worker still
+    starting, a command a tool call waits on in a thread). Other deaths need no
+    handler: the parent-death signal and the reaper see them. Main thread only."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupted(signum: int, frame: object) -> None:
+        kill_children()
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGINT, interrupted)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 # --- the reaper: process groups die with this process ---------------------------------------
