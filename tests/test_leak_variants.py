@@ -180,3 +180,13 @@ def test_not_utf8_on_the_command_line_is_exit_2_and_records_nothing(tmp_path: Pa
     if ledger.exists():
         with sqlite3.connect(ledger) as db:
             assert db.execute("SELECT count(*) FROM source").fetchone() == (0,)
+
+
+def test_a_batch_line_with_a_host_label_over_63_characters_is_invalid_url(run_cli: object
+                                                                         ) -> None:
+    lines = f"http://{'a' * 64}.example/\nhttp://xn--a.example/\n"
+    result = run_cli("batch", "-", input=lines)  # type: ignore[operator]
+    assert result.exit_code == 2, result.stderr
+    errors = [line for line in result.stderr.splitlines() if "error:" in line]
+    assert len(errors) == 2 and all("invalid" in line for line in errors), errors
+    assert "dns_error" not in result.stderr and "Traceback" not in result.stderr
