@@ -31,7 +31,6 @@ are as safe as concurrent processes.
 import logging
 import os
 import shutil
-import signal
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -549,21 +548,12 @@ async def _relay_until_closed(incoming: Any, relay: Any) -> None:
     threading.Thread(target=_exit_after, args=(_GONE_GRACE,), daemon=True).start()
 
 
-def _exit_after(seconds: float, status: int = 0) -> None:
+def _exit_after(seconds: float) -> None:
     """End the process after ``seconds`` unless it ended first (a call stuck in a thread
     cannot be cancelled; its work is not the client's any more)."""
     time.sleep(seconds)
     logging.shutdown()
-    os._exit(status)
-
-
-def _interrupted(signum: int, frame: object) -> None:
-    """Ctrl-C: the calls' children killed at once, and the process ended within a
-    second even though the thread reading stdin never returns (the event loop's
-    shutdown would wait for it forever)."""
-    kill_children()
-    threading.Thread(target=_exit_after, args=(_GONE_GRACE, 130), daemon=True).start()
-    raise KeyboardInterrupt
+    os._exit(0)
 
 
 def _validation_message(error: ValidationError) -> str:
@@ -579,12 +569,8 @@ def create_server(config: ServerConfig) -> FetchLedgerServer:
 
 def serve(config: ServerConfig) -> None:
     """Serve on stdin/stdout until the client closes stdin."""
-    server = create_server(config)
-    main = threading.current_thread() is threading.main_thread()
-    previous = signal.signal(signal.SIGINT, _interrupted) if main else None
+    server = create_server(config)  # Ctrl-C: the CLI's children_die_on_interrupt
     try:
         server.run("stdio")
     finally:
         server.close()
-        if main:
-            signal.signal(signal.SIGINT, previous)

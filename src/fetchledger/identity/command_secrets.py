@@ -118,6 +118,7 @@ def redact_argument(argument: str, previous: str | None = None,
     return _redact_inner(argument, found, mark, 0)
 
 
+@lru_cache(maxsize=4096)  # the same options again and again in a long command
 def _takes_secret(option: str) -> bool:
     """``--token``, ``-token``, ``--client-secret`` (not ``-k``: one-letter options
     name nothing)."""
