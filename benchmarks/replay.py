@@ -61,6 +61,10 @@ class _Counting:
     def flush(self) -> None:
         self.inner.flush()
 
+    def __getattr__(self, name: str) -> Any:
+        # the rest of the file interface (``closed``, ``close``: socketserver's finish)
+        return getattr(self.inner, name)
+
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"

@@ -11,7 +11,10 @@ from click.testing import CliRunner
 
 from fetchledger import Document, Ledger, Limits
 from fetchledger.adapters.extract import extractor_version
+from fetchledger.adapters.pdf import PDF_REVISION
 from fetchledger.cli import cli
+from fetchledger.text.normalize import text_extractor_version
+from pdfgen import make_pdf
 
 pytestmark = pytest.mark.both_backends
 
@@ -135,6 +138,59 @@ def test_commands_and_piped_text_are_extracted_again(tmp_path: Path, ledger: Led
     piped = ledger.read_piped("caf\xe9 au lait\n".encode("cp1252"), label="legacy")
     outcomes = ledger.reextract([ran.source.id, piped.source.id])
     assert [(o.changed, o.error) for o in outcomes] == [(False, None), (False, None)]
+
+
+def test_every_kind_records_the_revision_of_its_text(tmp_path: Path, ledger: Ledger) -> None:
+    """The version recorded names our own revision of the text-making code for every
+    kind, so a ledger says which extraction made each text (the NFC and invisible
+    character normalization changed the text of every kind)."""
+    pdf = tmp_path / "paper.pdf"
+    pdf.write_bytes(make_pdf([["Water boils at 100 degrees at sea level."]]))
+    ran = ledger.run(["printf", "one\\n"])
+    piped = ledger.read_piped(b"two\n", label="piped")
+    read = ledger.read(pdf)
+    versions = {r.source.kind + "/" + ledger.details(r.source.id).versions[0]["extractor"]:
+                ledger.details(r.source.id).versions[0]["extractor_version"]
+                for r in (ran, piped, read)}
+    assert versions["command/command"] == versions["command/stdin"] == text_extractor_version()
+    [(name, pdf_version)] = [(k, v) for k, v in versions.items() if k.startswith("file/")]
+    assert pdf_version.endswith(f"; fetchledger pdf.{PDF_REVISION}"), (name, pdf_version)
+
+
+OLD_OUTPUT = "cafe\u0301 au\u200b lait"  # what output stored before NFC: decomposed, invisible
+
+
+@pytest.mark.parametrize("kind", ["command", "stdin", "pdf"])
+def test_a_text_stored_before_normalization_gets_it(tmp_path: Path, ledger: Ledger,
+                                                     kind: str) -> None:
+    """A version stored before the text was NFC without invisible characters (with the
+    extractor version of then) becomes a new version under today's revision."""
+    if kind == "pdf":
+        raw = make_pdf([["The caf\u00e9 au lait is served at noon."]])
+        document = Document(kind="file", locator=str(tmp_path / "menu.pdf"),
+                            display=str(tmp_path / "menu.pdf"),
+                            text="The cafe\u0301 au\u200b lait is served at noon.", raw=raw,
+                            extractor="pdfium", extractor_version="pypdfium2 4.0 (PDFium 1)",
+                            meta={"size": len(raw), "content_type": "application/pdf"})
+    else:
+        raw = "caf\u00e9 au lait\n".encode()
+        meta: dict[str, object] = {"argv": ["printf", "x"], "cwd": str(tmp_path),
+                                   "exit_code": 0}
+        if kind == "stdin":
+            meta = {"label": "menu", "cwd": str(tmp_path), "piped": True}
+        document = Document(kind="command", locator=f"{kind}:menu", display=f"{kind}: menu",
+                            text=OLD_OUTPUT, raw=raw, extractor=kind,
+                            extractor_version="0.1.0", meta=meta)
+    source_id = ledger.register(document, k=0).source.id
+    [outcome] = ledger.reextract([source_id])
+    assert outcome.changed and outcome.source.id == source_id and outcome.source.versions == 2
+    latest = ledger.details(source_id).versions[-1]
+    assert "\u200b" not in ledger.text(source_id) and "caf\u00e9 au lait" in ledger.text(source_id)
+    if kind == "pdf":
+        assert latest["extractor_version"].endswith(f"fetchledger pdf.{PDF_REVISION}")
+    else:
+        assert latest["extractor"] == kind
+        assert latest["extractor_version"] == text_extractor_version()
 
 
 def test_cli_json_lines_and_exit_codes(tmp_path: Path, ledger_path: Path) -> None:
