@@ -3,6 +3,7 @@ a changed text is a new version, recorded quotes the new text lost are reported.
 
 from __future__ import annotations
 
+import importlib
 import json
 from pathlib import Path
 
@@ -138,6 +139,43 @@ def test_commands_and_piped_text_are_extracted_again(tmp_path: Path, ledger: Led
     piped = ledger.read_piped("caf\xe9 au lait\n".encode("cp1252"), label="legacy")
     outcomes = ledger.reextract([ran.source.id, piped.source.id])
     assert [(o.changed, o.error) for o in outcomes] == [(False, None), (False, None)]
+
+
+def test_workers_give_what_one_process_gives(tmp_path: Path, ledger: Ledger,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """Many sources are extracted in worker processes; the outcomes come in source order
+    and the versions written are those extracting in this process writes."""
+    # (``fetchledger.replay.reextract`` is also the function the package exports)
+    module = importlib.import_module("fetchledger.replay.reextract")
+    started: list[int] = []
+
+    class CountedPool(module.WorkerPool):
+        async def start(self) -> module.WorkerPool:
+            started.append(self.size)
+            return await super().start()
+
+    monkeypatch.setattr(module, "WorkerPool", CountedPool)
+    count = 2 * module.PER_WORKER
+    for i in range(count):
+        legacy(ledger, tmp_path / f"p{i}.html", raw=PAGE.replace(b"Everest", b"Everest %d" % i),
+               text=OLD_TEXT.replace("Everest", f"Everest {i}"), k=0)
+        ledger.quote(i + 1, "Subscribe to our newsletter.")
+    # every third one is extracted in this process first: today's text is already stored
+    alone = ledger.reextract(range(1, count + 1, 3), workers=1)
+    assert started == [] and all(o.changed for o in alone)
+
+    seen: list[int] = []
+    outcomes = ledger.reextract(workers=2, on_outcome=lambda o: seen.append(o.source.id))
+
+    assert started == [2]
+    assert seen == [o.source.id for o in outcomes] == list(range(1, count + 1))
+    assert [o.changed for o in outcomes] == [i % 3 != 0 for i in range(count)]
+    assert all(o.source.versions == 2 and o.error is None for o in outcomes)
+    assert all([q.text for q in o.drifted] == ["Subscribe to our newsletter."]
+               for o in outcomes)
+    made_here = ledger.text(1)
+    assert [ledger.text(i + 1) for i in range(count)] == [
+        made_here.replace("Everest 0", f"Everest {i}") for i in range(count)]
 
 
 def test_every_kind_records_the_revision_of_its_text(tmp_path: Path, ledger: Ledger) -> None:
