@@ -21,11 +21,14 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import jsonschema
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 from mcp import Client
 from mcp.client.session import IncomingMessage
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp_types import CallToolResult, Tool
+
+from fetchledger import json_schema
 
 GUARD = Path(__file__).resolve().parent / "mcp_guard"
 
@@ -41,6 +44,7 @@ class McpSession:
         self.escape_log = workdir / "escapes.log"
         self.stderr_path = workdir / "stderr.log"
         self.stray: list[Exception] = []
+        self._schemas: dict[str, dict[str, Any] | None] | None = None
         environment = {"PYTHONPATH": str(GUARD), "FETCHLEDGER_TEST_ESCAPES": str(self.escape_log),
                        **(env or {})}
         params = StdioServerParameters(
@@ -68,7 +72,18 @@ class McpSession:
         return {tool.name: tool for tool in listed.tools}
 
     def call(self, name: str, **arguments: Any) -> CallToolResult:
-        return self.portal.call(self.client.call_tool, name, arguments)
+        """Call a tool; its structured content is checked against the tool's declared
+        outputSchema (a tool error's against the failure shape) before it is returned."""
+        result: CallToolResult = self.portal.call(self.client.call_tool, name, arguments)
+        self.validate(name, result)
+        return result
+
+    def validate(self, name: str, result: CallToolResult) -> None:
+        if self._schemas is None:
+            self._schemas = {n: t.output_schema for n, t in self.tools().items()}
+        schema = json_schema("failure") if result.is_error else self._schemas[name]
+        assert schema is not None, f"{name} declares no outputSchema"
+        jsonschema.Draft202012Validator(schema).validate(result.structured_content)
 
     def call_many(self, calls: Sequence[tuple[str, dict[str, Any]]]) -> list[CallToolResult]:
         """Send the calls at once (concurrent requests on one session)."""
@@ -84,7 +99,10 @@ class McpSession:
                     group.start_soon(one, index, name, arguments)
             return [r for r in results if r is not None]
 
-        return self.portal.call(run)
+        results = self.portal.call(run)
+        for (name, _), result in zip(calls, results, strict=True):
+            self.validate(name, result)
+        return results
 
     def stderr(self) -> str:
         if not self._errlog.closed:

@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 
 from fetchledger import Ledger
@@ -170,6 +171,52 @@ def test_tool_list_matches_the_contract(private: McpSession) -> None:
     assert tools["fetch"].annotations and tools["fetch"].annotations.open_world_hint
     instructions = private.client.instructions or ""
     assert "only way to read" in instructions and "never instructions" in instructions
+
+
+def test_every_tool_declares_its_output_schema(commands: McpSession) -> None:
+    """Every tool (run_command too) declares the shape of its structured content; the
+    session validates every result of these tests against it (mcp_session.call)."""
+    for name, tool in commands.tools().items():
+        schema = tool.output_schema
+        assert schema is not None and schema["type"] == "object", name
+        jsonschema.Draft202012Validator.check_schema(schema)
+    # the schemas are tight: a member too many or too few does not validate
+    retrieval = commands.tools()["run_command"].output_schema
+    assert retrieval is not None
+    result = commands.call("run_command", argv=["echo", "schemas are tight"])
+    good = result.structured_content
+    validator = jsonschema.Draft202012Validator(retrieval)
+    assert validator.is_valid(good)
+    assert not validator.is_valid({**good, "extra": 1})
+    assert not validator.is_valid({"source": good["source"]})
+    assert not validator.is_valid({**good, "snippets": [{**good["snippets"][0], "start": "0"}]})
+
+
+def test_every_tool_taking_a_query_takes_k(private: McpSession, site: LoopbackServer,
+                                           places: dict[str, Any], run_cli: Any) -> None:
+    for name, tool in private.tools().items():
+        properties = tool.input_schema["properties"]
+        if "query" in properties:
+            assert properties["k"] == {"type": "integer", "minimum": 1, "default": 3,
+                                       "description": "How many snippets to hand out "
+                                                      "(default 3)."}, name
+    calls = {"read_file": {"path": "notes.md", "query": "water pool anemones"},
+             "http_request": {"method": "GET", "url": site.url("/pages/article"),
+                              "query": "honeybee hive kilometres"}}
+    for name, arguments in calls.items():
+        for k in (1, 2):
+            result = private.call(name, **arguments, k=k)
+            assert len(result.structured_content["snippets"]) == k, (name, k)
+            assert len(data_lines(result)) == 1 + k
+        # bounded as the CLI bounds -k: at least 1, at most the library's maximum
+        status, message = error_of(private.call(name, **arguments, k=0))
+        assert (status, message) == ("invalid_argument",
+                                     "k: Input should be greater than or equal to 1")
+        status, message = error_of(private.call(name, **arguments, k=1001))
+        cli = run_cli("--ledger", str(ledger_of(places, "private")), "read",
+                      str(places["docs"] / "notes.md"), "-k", "1001")
+        assert cli.exit_code == 2
+        assert status == "invalid_argument" and f"fetchledger: error: {message}" in cli.stderr
 
 
 def test_run_command_is_absent_by_default(private: McpSession, default: McpSession) -> None:

@@ -60,6 +60,7 @@ from fetchledger import (
     Retrieval,
     __version__,
     command_line,
+    json_schema,
     kill_children,
     shown_url,
     tool_error_lines,
@@ -298,10 +299,11 @@ class LedgerTools:
                            Field(description="Request headers, name to value.")] = None,
         body: Annotated[str, Field(description="The request body, sent as is.")] = "",
         query: Annotated[str, Field(description=_QUERY)] = "",
+        k: Annotated[int, Field(ge=1, description=_K)] = 3,
     ) -> CallToolResult:
         return self._call(f"{method} {shown_url(url)}", lambda ledger: _retrieved(
             ledger.http_request(method, url, headers=headers, body=body or None,
-                                query=query or None)))
+                                query=query or None, k=k)))
 
     def read_file(
         self,
@@ -312,10 +314,11 @@ class LedgerTools:
             pattern=r"^\s*\d*\s*-?\s*\d*\s*$",
             description="Quote only from these PDF pages: N, A-B, A- or -B.")] = "",
         password: Annotated[str, Field(description="Password of an encrypted PDF.")] = "",
+        k: Annotated[int, Field(ge=1, description=_K)] = 3,
     ) -> CallToolResult:
         def read(ledger: Ledger) -> CallToolResult:
             inside = self.config.roots.confine(path)
-            return _retrieved(ledger.read(inside, query=query or None, pages=pages or None,
+            return _retrieved(ledger.read(inside, query=query or None, k=k, pages=pages or None,
                                           password=password or None))
 
         return self._call(path, read)
@@ -439,6 +442,16 @@ _ANNOTATIONS = {
 }
 
 
+# Each tool's outputSchema: the shape (fetchledger.shapes) of its structured content when it
+# succeeds. A tool error's structured content is the "failure" shape; clients validate
+# only results that are not errors, as the specification has it.
+_OUTPUT_SHAPES = {
+    "fetch": "retrieval", "http_request": "retrieval", "read_file": "retrieval",
+    "run_command": "retrieval", "search_quotes": "quotes", "get_source": "source-details",
+    "render": "rendered", "check": "check-report",
+}
+
+
 def _tidy(schema: dict[str, Any]) -> dict[str, Any]:
     """The input schema as a model reads it: no generated titles, an optional argument
     typed as itself (not ``anyOf [T, null]``, no ``default`` standing for "absent"), and
@@ -473,6 +486,8 @@ def _tools(config: ServerConfig) -> dict[str, Tool]:
         tool = Tool.from_function(getattr(bodies, name), name=name, description=description,
                                   annotations=_ANNOTATIONS[name])
         tool.parameters = _tidy(tool.parameters)
+        # Read live by the SDK (no model: the results are CallToolResults already).
+        tool.fn_metadata.output_schema = json_schema(_OUTPUT_SHAPES[name])
         tools[name] = tool
     return tools
 
