@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import InvalidArgument, InvalidPath
+from ..hints import Hint
 from . import Identity
 from .command_secrets import redact_argv, redact_command_text
 from .secrets import Mark, keyed_mark, secret_forms
@@ -60,7 +61,7 @@ def command_locator(
     InvalidPath for a ``cwd`` that is not a directory.
     """
     if not argv or not any(argv) or (shell and not " ".join(argv).strip()):
-        raise InvalidArgument("no command to run", hint="fetchledger run -- CMD ARGS...")
+        raise InvalidArgument("no command to run", hint=Hint("{run}"))
     if any("\0" in arg for arg in argv):
         raise InvalidArgument("a command argument contains a NUL byte")
     for arg in argv:
@@ -96,7 +97,7 @@ def piped_locator(label: str, cwd: str | os.PathLike[str] | None = None, *,
     shown = one_line_label(label)
     if not shown:
         raise InvalidArgument("--label must name what produced the piped text",
-                              hint='e.g. fetchledger read - --label "git log -5"')
+                              hint=Hint("{label}"))
     _check_utf8(shown, "the label", hint="name it in UTF-8 text")
     folder = working_directory(cwd)
     clean = redact_command_text(shown)
@@ -126,8 +127,7 @@ def working_directory(cwd: str | os.PathLike[str] | None) -> str:
 
 def _check_utf8(text: str, what: str, *,
                 error: type[InvalidArgument | InvalidPath] = InvalidArgument,
-                hint: str = "pipe the output instead: CMD | fetchledger read - --label NAME"
-                ) -> None:
+                hint: str = Hint("rename what it names, or {pipe_label}")) -> None:
     """Bad input for text holding bytes that are not UTF-8 (Python keeps them as lone
     surrogates): no ledger can store the name, so it cannot identify a source."""
     try:
