@@ -10,7 +10,7 @@ key/token/secret/password/signature. Where one was, a ``REDACTED`` mark stays.
 - requests: :func:`request_secrets` (every secret value a request carries, in
   every form it was sent), :func:`redact_body`, :func:`basic_credentials`;
   URLs in messages: :func:`shown_url`;
-- URLs: :func:`redact_query` (also form bodies, fragments, cookie strings) and
+- URLs: :func:`redact_query` (also form bodies and fragments) and
   :func:`redact_path_params` (``;jsessionid=``); command lines (argv words,
   ``sh -c`` scripts) in :mod:`fetchledger.identity.command_secrets`, by the same
   name rule;
@@ -88,7 +88,7 @@ def plain_mark(value: str) -> str:
 _SECRET_WORDS = re.compile(
     "key|token|secret|passw|pwd|passphrase|passcode|signature|sig|auth|credential|session"
     "|sessid|cookie|bearer|jwt|csrf|xsrf|hmac|assertion|samlresponse|samlrequest|mnemonic"
-    # the same words in German, French, Spanish, Portuguese, Italian
+    # the same words in German, French, Spanish, Portuguese
     "|kennwort|motdepasse|contrasena|contraseña|senha")
 # Short words that are secret only as the whole name or its end (`dbpass`,
 # `connect.sid`, `_gh_sess`), not inside others (`passenger`, `footprint`, `inside`).
@@ -332,12 +332,12 @@ def shown_database_url(url: str) -> str:
     return shown + head + (mark + redact_query(query, [], plain_mark) if mark else "")
 
 
-def redact_query(query: str, found: list[str], mark: Mark, separator: str = "&") -> str:
-    """A raw query (or form body, fragment, cookie string: pairs split at
-    ``separator``) with each secret parameter's value replaced by its mark, the rest
-    exactly as written; the values removed are appended to ``found``."""
+def redact_query(query: str, found: list[str], mark: Mark) -> str:
+    """A raw query (or form body, fragment) with each secret parameter's value replaced
+    by its mark, the rest exactly as written; the values removed are appended to
+    ``found``."""
     parts = []
-    for part in query.split(separator):
+    for part in query.split("&"):
         name, eq, value = part.partition("=")
         if eq and value and is_secret_name(param_name(name)):
             plain = unquote(value.replace("+", " "))
@@ -345,7 +345,7 @@ def redact_query(query: str, found: list[str], mark: Mark, separator: str = "&")
             parts.append(f"{name}={mark(plain)}")
         else:
             parts.append(part)
-    return separator.join(parts)
+    return "&".join(parts)
 
 
 # `;name=value` inside a path segment (matrix or path parameters: `;jsessionid=...`).
