@@ -89,6 +89,24 @@ def test_an_unchanged_text_makes_no_version(tmp_path: Path, ledger: Ledger) -> N
     assert [o.source.versions for o in again] == [1, 2]
 
 
+def test_command_output_read_again_records_todays_reading_of_output(ledger: Ledger) -> None:
+    # Output stored before invisible characters were removed: the same bytes give
+    # another text today, and the new version says which reading made it.
+    from fetchledger.adapters.command import output_extractor_version
+
+    raw = "total\u200b 42 files\n".encode()
+    source_id = ledger.register(Document(
+        kind="command", locator='["ls"] in /work', display="ls (in /work)",
+        text="total\u200b 42 files", raw=raw, extractor="command",
+        extractor_version="0.1.0", meta={"command_line": "ls", "exit_code": 0,
+                                         "cwd": "/work"}), k=0).source.id
+    [outcome] = ledger.reextract([source_id])
+    assert outcome.changed and ledger.text(source_id) == "total 42 files"
+    version = ledger.details(source_id).versions[-1]
+    assert version["extractor_version"] == output_extractor_version() != "0.1.0"
+    assert "+output." in version["extractor_version"]
+
+
 def test_capped_raw_bytes_are_skipped_and_the_version_kept(tmp_path: Path,
                                                            ledger_path: Path) -> None:
     with Ledger(ledger_path, limits=Limits(max_raw_stored=40)) as capped:

@@ -51,8 +51,8 @@ from ..text.normalize import clean_lines, looks_binary, one_line
 from .children import Child, start_reaper
 from .protocol import CommandInput, PipedInput
 
-__all__ = ["CommandAdapter", "CommandOutput", "PipedAdapter", "decode_output", "output_text",
-           "read_output"]
+__all__ = ["CommandAdapter", "CommandOutput", "PipedAdapter", "decode_output",
+           "output_extractor_version", "output_text", "read_output"]
 
 LINGER_GRACE = 0.5  # seconds background holders of the output may outlive the command
 _STDERR_TAIL = 8192
@@ -127,7 +127,8 @@ class CommandAdapter:
             meta["signal"] = _signal_name(-ran.exit_code)
         return Document(
             kind="command", locator=where.locator, display=where.display, text=text,
-            raw=ran.output, extractor="command", extractor_version=__version__, meta=meta,
+            raw=ran.output, extractor="command",
+            extractor_version=output_extractor_version(), meta=meta,
             warnings=tuple(warnings),
         )
 
@@ -159,7 +160,7 @@ class PipedAdapter:
         text, warnings = read_output(raw, where.display)
         return Document(
             kind="command", locator=where.locator, display=where.display, text=text, raw=raw,
-            extractor="stdin", extractor_version=__version__,
+            extractor="stdin", extractor_version=output_extractor_version(),
             meta={"label": where.command_line, "cwd": where.cwd, "command_line":
                   where.command_line, "piped": True, "output_bytes": len(raw)},
             warnings=tuple(warnings),
@@ -169,6 +170,16 @@ class PipedAdapter:
 def _scrubbed(ran: CommandOutput, secrets: list[str]) -> CommandOutput:
     return replace(ran, output=scrub_bytes(ran.output, secrets),
                    stderr_tail=scrub_bytes(ran.stderr_tail, secrets))
+
+
+# Bumped whenever the stored text of the same output bytes changes (2: NFC, invisible
+# format characters removed), so ``reextract`` records which reading made a text.
+OUTPUT_REVISION = 2
+
+
+def output_extractor_version() -> str:
+    """The extractor version recorded for command output and piped text: ``0.1.0+output.2``."""
+    return f"{__version__}+output.{OUTPUT_REVISION}"
 
 
 def read_output(raw: bytes, locator: str) -> tuple[str, list[str]]:

@@ -56,6 +56,7 @@ from .pdfengines import (
     open_engine,
 )
 from .pdftext import (
+    PDF_TEXT_REVISION,
     garbled_reason,
     heading_title,
     page_paragraphs,
@@ -193,7 +194,8 @@ def _document(
     return Document(
         kind=kind, locator=locator, display=locator, text="\n".join(parts), raw=raw,
         title=title, author=author or None, extractor="+".join(engines),
-        extractor_version="; ".join(versions.get(name, name) for name in engines),
+        extractor_version="; ".join([*(versions.get(name, name) for name in engines),
+                                     f"fetchledger pdf.{PDF_TEXT_REVISION}"]),
         meta={**meta, "content_type": "application/pdf", "pages": head["pages"],
               "encrypted": bool(head.get("encrypted")), "engines": engines},
         pages=tuple(spans), warnings=tuple(_warnings(page_frames, texts)),
