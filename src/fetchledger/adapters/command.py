@@ -173,12 +173,13 @@ def _scrubbed(ran: CommandOutput, secrets: list[str]) -> CommandOutput:
 
 
 # Bumped whenever the stored text of the same output bytes changes (2: NFC, invisible
-# format characters removed), so ``reextract`` records which reading made a text.
-OUTPUT_REVISION = 2
+# format characters removed; 3: direction marks too), so ``reextract`` records which
+# reading made a text.
+OUTPUT_REVISION = 3
 
 
 def output_extractor_version() -> str:
-    """The extractor version recorded for command output and piped text: ``0.1.0+output.2``."""
+    """The extractor version recorded for command output and piped text: ``0.1.0+output.3``."""
     return f"{__version__}+output.{OUTPUT_REVISION}"
 
 
