@@ -70,11 +70,14 @@ def test_back_links_without_their_class_go_and_entries_stay() -> None:
         '<a href="#cite_ref-1">^</a></b> <span class="reference-text">Smith, J. (2001). The '
         'book. Publisher.</span></li><li id="fn2"><p>Highest count since 1990. '
         '<a href="#fnref2">↩︎</a></p></li><li id="en3"><a href="#ref3">↑</a> Doe, J. (2002).'
-        ' Another book.</li></ol>')
+        ' Another book.</li><li id="cite_note-4">^ <a href="#cite_ref-4a"><sup><i><b>a</b></i>'
+        '</sup></a> <a href="#cite_ref-4b"><sup><i><b>b</b></i></sup></a> <a href="#cite_ref-'
+        '4c">c</a> <span class="reference-text">Roe, R. (2003). A third book.</span></li></ol>')
     lines = [line.removeprefix("- ") for line in body_lines(text)]
     assert "Smith, J. (2001). The book. Publisher." in lines
     assert "Highest count since 1990." in lines
     assert "Doe, J. (2002). Another book." in lines
+    assert "Roe, R. (2003). A third book." in lines
     assert not re.search(r"[\^↑↩]", text)
 
 
@@ -111,10 +114,12 @@ def test_links_and_superscripts_that_are_words_stay() -> None:
     text = stored(
         '<p>The method is described in Section <a href="#s3">3</a> of the report.</p>'
         '<p>The room is 12 m<sup>2</sup> and took 1<sup>st</sup> place in 2019.</p>'
+        '<p>The square (a + b)<sup>2</sup> is expanded first.</p>'
         '<p>Water boils at 100 °C.<sup>3</sup> The pot is <code>a[12]</code> in the code.</p>')
     lines = body_lines(text)
     assert "The method is described in Section 3 of the report." in lines
     assert "The room is 12 m2 and took 1st place in 2019." in lines
+    assert "The square (a + b)2 is expanded first." in lines
     assert "Water boils at 100 °C. The pot is a[12] in the code." in lines
 
 

@@ -14,11 +14,12 @@ wikis — are recognised by their shape instead:
 - a **group** of note links (``12,13``, ``5–7``) goes with its separators, and with
   the brackets around it when the group fills them (``[12]``, ``(1, 2)``); a
   wrapper (``<cite>``, ``<sup>``, ``<span>``) holding only the group goes whole;
-- a **back-link**: a link to the same page reading only ``^``, ``↑`` or ``↩``;
+- a **back-link**: a link to the same page reading only ``^``, ``↑`` or ``↩``,
+  and a caret left as plain text at the start of a list item (``^ a b Smith…``);
 - a **bare superscript number right after punctuation** (``100 °C.<sup>3</sup>``,
-  ``alerts,<sup>22</sup>``): a footnote mark. After a letter or digit a
-  superscript is an exponent or an ordinal (``m<sup>2</sup>``, ``1<sup>st</sup>``)
-  and stays.
+  ``alerts,<sup>22</sup>``): a footnote mark. After a letter, a digit or a bracket
+  a superscript is an exponent or an ordinal (``m<sup>2</sup>``, ``1<sup>st</sup>``,
+  ``(a + b)<sup>2</sup>``) and stays.
 
 Where a mark goes, the space before it goes too when punctuation follows
 (``failed <sup>14</sup>.`` → ``failed.``).
@@ -45,8 +46,12 @@ _NOTE_ATTRIBUTES = ("class", "href", "id", "rel", "role", "aria-label", "aria-de
 _BACK_LINK = re.compile(r"^[\^↑↩⤴\ufe0e\ufe0f\s]+$")
 _IN_PAGE_LINKS = lxml.etree.XPath("//a[starts-with(@href, '#')]")
 _BARE_SUPS = lxml.etree.XPath("//sup[not(*)]")
+_CARET_ITEMS = lxml.etree.XPath(
+    "//li[starts-with(normalize-space(text()), '^') or starts-with(normalize-space(text()), '↑')]")
+_LEADING_CARET = re.compile(r"^\s*[\^↑](?=\s|$)\s*")
 _BARE_NUMBERS = re.compile(r"^\d{1,3}(?:\s*[,–-]\s*\d{1,3})*$")
-_AFTER_PUNCTUATION = re.compile(r"[.!?,;:\"”’)\]]$")
+# Punctuation a note mark follows; not a bracket: "(a + b)<sup>2</sup>" is a square.
+_AFTER_PUNCTUATION = re.compile(r"[.!?,;:\"”’]$")
 _WRAPPERS = frozenset({"sup", "cite", "span", "b", "i", "small", "em", "strong"})
 _PUNCTUATION_NEXT = re.compile(r"^[.,;:!?)\]]")
 
@@ -61,6 +66,8 @@ def drop_note_marks(tree: lxml.etree._Element) -> None:
             remove_keeping_tail(_outermost_wrapper(link, _BACK_LINK), "")
         elif _ONE_MARK.match(text) and _says_note(link):
             _drop_group(link)
+    for item in _CARET_ITEMS(tree):  # "^ a b Smith (2001)": the caret stays as text
+        item.text = _LEADING_CARET.sub("", item.text or "", count=1)
     for sup in _BARE_SUPS(tree):
         text = (sup.text or "").strip()
         if sup.getparent() is not None and _BARE_NUMBERS.match(text) and \
