@@ -213,3 +213,15 @@ def test_no_note_mark_of_any_form_reaches_stored_text(
     for _, number, _ in marks:
         assert str(number) not in text  # the numbers are no words of the page
     assert "[" not in text
+
+
+def test_a_figure_caption_that_says_something_is_kept_without_its_credit() -> None:
+    text = stored(
+        '<figure><img src="a.png" alt="A heron"><figcaption><span class="txt">A grey '
+        'heron standing in the lake at dawn, before the count began.</span> <span '
+        'class="image-credit">Credit: J. Smith/Agency</span></figcaption></figure>'
+        '<figure><img src="b.png"><figcaption>Foto: dpa</figcaption></figure>'
+        '<figure><img src="c.png"><figcaption>The lake</figcaption></figure>')
+    lines = body_lines(text)
+    assert "A grey heron standing in the lake at dawn, before the count began." in lines
+    assert "Credit" not in text and "dpa" not in text and "The lake" not in lines

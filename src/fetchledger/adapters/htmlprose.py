@@ -73,6 +73,15 @@ _NOTE_MARK = re.compile(
     r"|\[?(?:\d{1,4}|[a-zA-Z]{1,2}|[ivxlc]{1,5}|[*†‡§¶]{1,3})(?:\s*[,–-]\s*\d{1,4})*\]?)$")
 _SUP_SIGNS = ("<sup", "<SUP", "<Sup")
 _BREAKS = lxml.etree.XPath(".//br")
+_CAPTIONS = lxml.etree.XPath("//figure/figcaption")
+_CAPTION_WORDS = 6
+_CAPTION_CREDITS = lxml.etree.XPath(
+    ".//*[contains(translate(@class, 'CREDITOPYRHS', 'creditopyrhs'), 'credit')"
+    " or contains(translate(@class, 'CREDITOPYRHS', 'creditopyrhs'), 'copyright')"
+    " or contains(translate(@itemprop, 'CREDITOPYRHS', 'creditopyrhs'), 'copyright')"
+    " or contains(translate(@itemprop, 'CREDITOPYRHS', 'creditopyrhs'), 'credit')]")
+_CREDIT = re.compile(r"^[(\[]?(?:credit|photo|foto|image|bild|quelle|source|picture|©|\(c\))",
+                     re.IGNORECASE)
 _TEI_BREAKS = lxml.etree.XPath(".//lb")
 _QUOTES = lxml.etree.XPath("//blockquote[not(ancestor::pre)] | //q[not(ancestor::pre)]")
 _WHITESPACE_NODES = lxml.etree.XPath(
@@ -96,6 +105,27 @@ def prepare_prose(tree: lxml.html.HtmlElement, source: str | None = None) -> Non
     _drop_apparatus(tree, source)
     for quote in _QUOTES(tree):
         _collapse_whitespace(quote)
+    if source is None or "<figcaption" in source or "<FIGCAPTION" in source:
+        _captions_as_paragraphs(tree)
+
+
+def _captions_as_paragraphs(tree: lxml.html.HtmlElement) -> None:
+    """A figure's caption that says something is the page's words (trafilatura drops
+    every ``<figure>``): the figure becomes a block and its caption a paragraph, its
+    credit (an element classed ``credit``/``copyright``) left out. A caption of a few
+    words or a credit line ("Credit: AFP", "Foto: dpa") is furniture and goes with the
+    figure, as before."""
+    for caption in _CAPTIONS(tree):
+        for credit in _CAPTION_CREDITS(caption):
+            if credit.getparent() is not None:
+                _replace_with_text(credit, "")
+        words = caption.text_content().split()
+        if len(words) < _CAPTION_WORDS or _CREDIT.match(" ".join(words)):
+            continue
+        caption.tag = "p"
+        figure = caption.getparent()
+        if figure is not None and figure.tag == "figure":
+            figure.tag = "div"
 
 
 def join_soft_breaks(root: lxml.etree._Element, *, tei: bool = False) -> bool:
