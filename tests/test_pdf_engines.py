@@ -52,19 +52,6 @@ def test_a_clean_file_is_read_by_pdfium_and_the_version_says_so(
     assert version["extractor_version"].startswith("pypdf ")
 
 
-def test_the_pdf_version_names_the_joining_of_its_lines_beside_the_engines(
-    tmp_path: Path, ledger_path: Path
-) -> None:
-    # The stored text is the engines' lines joined, hyphens rejoined, made NFC without
-    # invisible characters here: a change to that changes the text of the same bytes
-    # while the engines stay the same, and reextract must be able to tell.
-    from fetchledger.adapters.pdftext import PDF_TEXT_REVISION
-
-    for engine in ("pdfium", "pypdf"):
-        _, version = read(tmp_path, ledger_path, make_pdf([HERON]), engine)
-        assert version["extractor_version"].endswith(f"; fetchledger pdf.{PDF_TEXT_REVISION}")
-
-
 def test_a_file_pypdf_refuses_is_read_through_pdfium(tmp_path: Path, ledger_path: Path) -> None:
     data = without_startxref(make_pdf([HERON]))
     with pytest.raises(CorruptContent, match="startxref"):

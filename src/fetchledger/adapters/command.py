@@ -34,7 +34,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from .._version import __version__
 from ..config import Limits, check_seconds
 from ..document import Document
 from ..errors import (
@@ -45,14 +44,15 @@ from ..errors import (
     TooLarge,
     UnsupportedType,
 )
+from ..hints import Hint
 from ..identity.commands import CommandLocator, command_locator, piped_locator
 from ..identity.secrets import scrub_bytes
-from ..text.normalize import clean_lines, looks_binary, one_line
+from ..text.normalize import clean_lines, looks_binary, one_line, text_extractor_version
 from .children import Child, start_reaper
 from .protocol import CommandInput, PipedInput
 
-__all__ = ["CommandAdapter", "CommandOutput", "PipedAdapter", "decode_output",
-           "output_extractor_version", "output_text", "read_output"]
+__all__ = ["CommandAdapter", "CommandOutput", "PipedAdapter", "decode_output", "output_text",
+           "read_output"]
 
 LINGER_GRACE = 0.5  # seconds background holders of the output may outlive the command
 _STDERR_TAIL = 8192
@@ -127,9 +127,8 @@ class CommandAdapter:
             meta["signal"] = _signal_name(-ran.exit_code)
         return Document(
             kind="command", locator=where.locator, display=where.display, text=text,
-            raw=ran.output, extractor="command",
-            extractor_version=output_extractor_version(), meta=meta,
-            warnings=tuple(warnings),
+            raw=ran.output, extractor="command", extractor_version=text_extractor_version(),
+            meta=meta, warnings=tuple(warnings),
         )
 
 
@@ -149,7 +148,7 @@ class PipedAdapter:
         data = given.data
         if not isinstance(data, bytes) and data.isatty():
             raise InvalidArgument("nothing is piped in: stdin is a terminal",
-                                  hint='e.g. git log -5 | fetchledger read - --label "git log -5"')
+                                  hint=Hint("{pipe_label}"))
         cap = self.limits.max_command_output
         raw = data if isinstance(data, bytes) else data.read(cap + 1)
         if len(raw) > cap:
@@ -160,7 +159,7 @@ class PipedAdapter:
         text, warnings = read_output(raw, where.display)
         return Document(
             kind="command", locator=where.locator, display=where.display, text=text, raw=raw,
-            extractor="stdin", extractor_version=output_extractor_version(),
+            extractor="stdin", extractor_version=text_extractor_version(),
             meta={"label": where.command_line, "cwd": where.cwd, "command_line":
                   where.command_line, "piped": True, "output_bytes": len(raw)},
             warnings=tuple(warnings),
@@ -170,17 +169,6 @@ class PipedAdapter:
 def _scrubbed(ran: CommandOutput, secrets: list[str]) -> CommandOutput:
     return replace(ran, output=scrub_bytes(ran.output, secrets),
                    stderr_tail=scrub_bytes(ran.stderr_tail, secrets))
-
-
-# Bumped whenever the stored text of the same output bytes changes (2: NFC, invisible
-# format characters removed; 3: direction marks too), so ``reextract`` records which
-# reading made a text.
-OUTPUT_REVISION = 3
-
-
-def output_extractor_version() -> str:
-    """The extractor version recorded for command output and piped text: ``0.1.0+output.3``."""
-    return f"{__version__}+output.{OUTPUT_REVISION}"
 
 
 def read_output(raw: bytes, locator: str) -> tuple[str, list[str]]:
@@ -360,7 +348,9 @@ def _legacy_encoding(raw: bytes) -> str:
 
 
 def output_text(decoded: str) -> str:
-    """Stored text of command output: one line per output line, terminal codes gone."""
+    """Stored text of command output: one line per output line, terminal codes gone.
+    A change here that changes the text of the same output bumps ``TEXT_REVISION``
+    (the version recorded for command output, as for text files)."""
     text = _ANSI.sub("", decoded).replace("\r\n", "\n")
     lines = []
     for line in text.split("\n"):

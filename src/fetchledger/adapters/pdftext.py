@@ -34,13 +34,7 @@ from collections.abc import Iterable, Sequence
 
 from ..text.normalize import clean_lines, normalize_newlines, one_line
 
-# Bumped whenever the stored text this module makes of the same engine output changes
-# (2: NFC, invisible format characters removed; 3: direction marks too), so a version
-# records which joining made its text; the engines' own versions are recorded beside it.
-PDF_TEXT_REVISION = 3
-
 __all__ = [
-    "PDF_TEXT_REVISION",
     "continues",
     "garbled_reason",
     "heading_title",

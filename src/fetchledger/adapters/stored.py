@@ -30,7 +30,8 @@ from ..document import Document, StoredRaw
 from ..errors import OfflineMiss, RawCapped
 from ..identity import Identity
 from ..net.client import HTTPResponse
-from .command import output_extractor_version, read_output
+from ..text.normalize import text_extractor_version
+from .command import read_output
 from .files import file_document
 from .http import request_identity
 from .protocol import HttpInput, WebInput
@@ -62,7 +63,7 @@ def document_from_stored(stored: StoredRaw, *, limits: Limits, key: bytes) -> Do
         text, warnings = read_output(stored.raw, stored.display)
         document = Document(kind="command", locator=stored.locator, display=stored.display,
                             text=text, raw=stored.raw, extractor=stored.extractor,
-                            extractor_version=output_extractor_version(),
+                            extractor_version=text_extractor_version(),
                             meta=dict(stored.meta),
                             warnings=tuple(warnings))
     elif stored.extractor == HEADERS:

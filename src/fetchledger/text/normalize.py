@@ -59,12 +59,15 @@ def visible_nfc(text: str) -> str:
     return text if unicodedata.is_normalized("NFC", text) else unicodedata.normalize("NFC", text)
 
 
-# Bumped whenever the stored text of the same bytes changes (text, Markdown, CSV).
+# Bumped whenever the stored text of the same bytes changes (text, Markdown, CSV, command
+# and piped output).
+# 2: NFC without invisible format characters (issue 11).
+# 3: direction marks (LRM, RLM, ALM) and U+180E invisible too; Markdown footnotes dropped.
 TEXT_REVISION = 3
 
 
 def text_extractor_version() -> str:
-    """The extractor version recorded for text kinds: ``0.1.0+text.3``."""
+    """The extractor version recorded for text kinds and command output: ``0.1.0+text.3``."""
     return f"{__version__}+text.{TEXT_REVISION}"
 
 
