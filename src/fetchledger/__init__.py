@@ -63,6 +63,8 @@ from .models import (
     Failure,
     Outcome,
     Quote,
+    Reading,
+    ReadLine,
     Refreshed,
     Retrieval,
     SearchHit,
@@ -78,6 +80,7 @@ from .models import (
     tool_error_lines,
     warning_line,
 )
+from .reading import parse_passage_range
 
 __all__ = [
     "Attempt",
@@ -116,6 +119,8 @@ __all__ = [
     "Quote",
     "QuoteNotFound",
     "RawCapped",
+    "ReadLine",
+    "Reading",
     "Refreshed",
     "RenderFailed",
     "Retrieval",
@@ -143,6 +148,7 @@ __all__ = [
     "json_text",
     "kill_children",
     "parse_curl",
+    "parse_passage_range",
     "read_batch_inputs",
     "read_search_results",
     "refresh_exit_code",

@@ -68,6 +68,7 @@ from .protocol import (
     utc_now,
     version_details_from_rows,
 )
+from .windows import WindowReads
 
 __all__ = ["PostgresStore"]
 
@@ -91,7 +92,7 @@ def _tsquery(terms: Sequence[str]) -> str:
     return " | ".join("'" + t.replace("\\", "\\\\").replace("'", "''") + "'" for t in terms)
 
 
-class PostgresStore:
+class PostgresStore(WindowReads):
     """A ledger in one PostgreSQL database (or schema, by ``options=-csearch_path=``)."""
 
     def __init__(self, url: str, *, busy_timeout: float = 60.0,
@@ -224,6 +225,9 @@ class PostgresStore:
 
     def _all(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[tuple[Any, ...]]:
         return self._read(lambda db: db.execute(sql, params).fetchall())
+
+    _mark = "%s"
+    _rows = _all
 
     # --- migrations ---------------------------------------------------------------------
 
@@ -383,10 +387,15 @@ class PostgresStore:
                        terms: Sequence[list[str]]) -> None:
         with db.cursor() as cursor:
             cursor.executemany(
-                'INSERT INTO passage (version_id, start, "end", page, page_label, terms) '
-                "VALUES (%s, %s, %s, %s, %s, array_to_tsvector(%s::text[]))",
-                [(version_id, s.start, s.end, s.page, s.label, words)
-                 for s, words in zip(p.passages, terms, strict=True)])
+                'INSERT INTO passage (version_id, start, "end", page, page_label, terms, '
+                "ordinal, heading) VALUES (%s, %s, %s, %s, %s, "
+                "array_to_tsvector(%s::text[]), %s, %s)",
+                [(version_id, s.start, s.end, s.page, s.label, words, n, int(heading))
+                 for n, (s, words, heading) in enumerate(
+                     zip(p.passages, terms, p.headings, strict=True), start=1)])
+            cursor.executemany("INSERT INTO text_chunk (version_id, n, body) "
+                               "VALUES (%s, %s, %s)",
+                               [(version_id, n, body) for n, body in enumerate(p.chunks)])
 
     @staticmethod
     def _insert_quotes(db: Connection, source_id: int, version_id: int,
@@ -441,8 +450,8 @@ class PostgresStore:
     def reset(self) -> None:
         """Delete every source, version, quote and attempt: the ledger starts again at [1]."""
         def work(db: Connection) -> None:
-            db.execute("TRUNCATE search_hit, quote, attempt, passage, alias, version, source, "
-                       "claim "
+            db.execute("TRUNCATE search_hit, quote, attempt, passage, text_chunk, alias, "
+                       "version, source, claim "
                        "RESTART IDENTITY")
             db.execute("UPDATE counter SET value = 0 WHERE name = 'source'")
 
@@ -712,7 +721,8 @@ class PostgresStore:
         with self._errors(), conn.transaction():
             conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
             for table in COPY_COLUMNS:
-                order = "locator COLLATE \"C\"" if table == "alias" else "id"
+                order = {"alias": 'locator COLLATE "C"',
+                         "text_chunk": "version_id, n"}.get(table, "id")
                 with conn.cursor(name=f"fetchledger_copy_{table}") as cursor:
                     cursor.execute(f"SELECT {quoted_columns(table)} FROM {table} "
                                    f"ORDER BY {order}")
