@@ -127,18 +127,24 @@ def _scope(store: Store, source_id: int, shape: VersionShape, window: Window
 
 def _lines(store: Store, source: Source, shape: VersionShape,
            rows: list[PassageRow]) -> list[ReadLine]:
-    """Each row as a snippet line, its words read with a little context before (to tell
-    a sentence's start) and one character after (its end)."""
-    spans = [(max(r.start - _CONTEXT, 0), r.end + 1) for r in rows]
-    texts = store.text_spans(shape.version_id, spans)
+    """Each row as a snippet line. A heading's words are kept with its row (a whole
+    line: nothing around it decides its marks), so an outline reads no text; other
+    passages are read with a little context before (to tell a sentence's start) and
+    one character after (its end)."""
+    spans = [(r.start, r.end) if r.heading is not None else
+             (max(r.start - _CONTEXT, 0), r.end + 1) for r in rows]
+    wanted = [span for span, r in zip(spans, rows, strict=True) if r.heading is None]
+    texts = iter(store.text_spans(shape.version_id, wanted))
     lines = []
-    for row, (begin, _), text in zip(rows, spans, texts, strict=True):
+    for row, (begin, _) in zip(rows, spans, strict=True):
+        text = row.heading if row.heading is not None else next(texts)
         cut = cut_quote(text, Passage(row.start - begin, row.end - begin), (), MAX_QUOTE)
         lines.append(ReadLine(
             source_id=source.id, version=shape.number, start=cut.start + begin,
             end=cut.end + begin, page=row.page, page_label=row.page_label,
-            text=text[cut.start : cut.end], number=row.number, heading=row.heading,
-            line=HEADING_MARK + cut.line if row.heading else cut.line))
+            text=text[cut.start : cut.end], number=row.number,
+            heading=row.heading is not None,
+            line=HEADING_MARK + cut.line if row.heading is not None else cut.line))
     return lines
 
 

@@ -189,7 +189,7 @@ def _search_hits(db: sqlite3.Connection) -> None:
 # version and whether it is a heading, and the text again in compressed chunks.
 _READING = """
 ALTER TABLE passage ADD COLUMN ordinal INTEGER;
-ALTER TABLE passage ADD COLUMN heading INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE passage ADD COLUMN heading TEXT;  -- the passage's words when it is a heading
 CREATE TABLE text_chunk (
     version_id {version} NOT NULL REFERENCES version(id),
     n          INTEGER NOT NULL,
@@ -200,7 +200,7 @@ CREATE TABLE text_chunk (
 _READING_INDEXES = """
 CREATE INDEX passage_in_order ON passage(version_id, ordinal);
 CREATE INDEX passage_on_pages ON passage(version_id, page, ordinal) WHERE page IS NOT NULL;
-CREATE INDEX passage_headings ON passage(version_id, ordinal) WHERE heading = 1;
+CREATE INDEX passage_headings ON passage(version_id, ordinal) WHERE heading IS NOT NULL;
 """
 
 
@@ -215,7 +215,7 @@ def _fill_reading(rows: Callable[[str, Sequence[Any]], list[Any]],
                      "ORDER BY start, id", (version_id,))
         headings, chunks = reading_columns(kind, text, [Passage(a, b) for _, a, b in found])
         many("UPDATE passage SET ordinal = {p}, heading = {p} WHERE id = {p}",
-             [(n, int(flag), passage_id) for n, ((passage_id, _, _), flag)
+             [(n, text[a:b] if flag else None, passage_id) for n, ((passage_id, a, b), flag)
               in enumerate(zip(found, headings, strict=True), start=1)])
         many("INSERT INTO text_chunk (version_id, n, body) VALUES ({p}, {p}, {p})",
              [(version_id, n, body) for n, body in enumerate(chunks)])

@@ -390,7 +390,8 @@ class PostgresStore(WindowReads):
                 'INSERT INTO passage (version_id, start, "end", page, page_label, terms, '
                 "ordinal, heading) VALUES (%s, %s, %s, %s, %s, "
                 "array_to_tsvector(%s::text[]), %s, %s)",
-                [(version_id, s.start, s.end, s.page, s.label, words, n, int(heading))
+                [(version_id, s.start, s.end, s.page, s.label, words, n,
+                  p.text[s.start : s.end] if heading else None)
                  for n, (s, words, heading) in enumerate(
                      zip(p.passages, terms, p.headings, strict=True), start=1)])
             cursor.executemany("INSERT INTO text_chunk (version_id, n, body) "

@@ -172,7 +172,7 @@ class PassageRow:
     end: int
     page: int | None
     page_label: str | None
-    heading: bool
+    heading: str | None  # the passage's words when it is a heading (kept with its row)
 
 
 @dataclass(frozen=True)

@@ -323,7 +323,8 @@ class SQLiteStore(WindowReads):
         db.executemany(
             "INSERT INTO passage (id, version_id, start, end, page, page_label, ordinal, "
             "heading) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            [(first + i, version_id, s.start, s.end, s.page, s.label, i + 1, int(heading))
+            [(first + i, version_id, s.start, s.end, s.page, s.label, i + 1,
+              p.text[s.start : s.end] if heading else None)
              for i, (s, heading) in enumerate(zip(p.passages, p.headings, strict=True))],
         )
         db.executemany("INSERT INTO text_chunk (version_id, n, body) VALUES (?, ?, ?)",

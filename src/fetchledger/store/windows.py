@@ -80,12 +80,12 @@ class WindowReads(ABC):
                      headings: bool = False) -> list[PassageRow]:
         """Up to ``count`` passages of a version from number ``first`` on, in order
         (only the headings with ``headings``)."""
-        only = "AND heading = 1 " if headings else ""
+        only = "AND heading IS NOT NULL " if headings else ""
         rows = self._run(
             'SELECT ordinal, start, "end", page, page_label, heading FROM passage '
             f"WHERE version_id = {{p}} AND ordinal >= {{p}} {only}"
             "ORDER BY ordinal LIMIT {p}", (version_id, first, count))
-        return [PassageRow(n, s, e, page, label, bool(h)) for n, s, e, page, label, h in rows]
+        return [PassageRow(*row) for row in rows]
 
     def page_passages(self, version_id: int, first_page: int,
                       last_page: int) -> tuple[int, int] | None:
