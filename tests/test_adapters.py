@@ -57,6 +57,8 @@ def test_argument_types_and_values() -> None:
         "run_command": {"argv": ["python3", "--version"], "timeout": 10},
         "search_quotes": {"query": "boiling", "k": 2, "source": 3},
         "get_source": {"id": 3},
+        "read_source": {"id": 3, "start": 41, "limit": 2000, "pages": "12-14", "version": 1,
+                        "outline": True},
         "render": {"text": "Water.[1]", "style": "footnotes"},
         "check": {"text": "Water.[1]"},
     }
@@ -64,7 +66,8 @@ def test_argument_types_and_values() -> None:
         jsonschema.validate(arguments, tools[tool][1])
     invalid = [("fetch", {"url": "https://x", "k": 0}), ("run_command", {"argv": []}),
                ("get_source", {"id": "3"}), ("render", {"text": "x", "style": "apa"}),
-               ("read_file", {"path": "x", "pages": "three"}), ("check", {})]
+               ("read_file", {"path": "x", "pages": "three"}), ("check", {}),
+               ("read_source", {"id": 3, "start": 0}), ("read_source", {"start": 2})]
     for tool, arguments in invalid:
         with pytest.raises(jsonschema.ValidationError):
             jsonschema.validate(arguments, tools[tool][1])

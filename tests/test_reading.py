@@ -201,7 +201,7 @@ def test_bad_reading_input_is_one_clear_error_and_changes_nothing(
     result = run_cli(*args)  # type: ignore[operator]
     assert result.exit_code == 2, result.stderr
     assert result.stdout == ""
-    assert result.stderr.startswith("fetchledger: error: ") or "Error:" in result.stderr
+    assert result.stderr.startswith("fetchledger: error: ")
     assert message in result.stderr and "Traceback" not in result.stderr
     as_json = run_cli("--json", *args)  # type: ignore[operator]
     assert as_json.exit_code == 2

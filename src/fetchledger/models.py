@@ -299,6 +299,27 @@ class Reading:
             shown = [f"no {'heading' if self.outline else 'text'} {where}"]
         return [self.source.header(), *shown, self.continuation()]
 
+    @staticmethod
+    def json_schema() -> dict[str, Any]:
+        """The JSON Schema of :meth:`to_json` (the MCP tool's outputSchema)."""
+        text, number = {"type": "string"}, {"type": "integer"}
+        maybe = {"type": ["integer", "null"]}
+        line = {"type": "object", "required": ["number", "id", "quote", "start", "end", "page",
+                                               "page_label", "line", "heading"],
+                "properties": {"number": number, "id": number, "quote": text, "start": number,
+                               "end": number, "page": maybe,
+                               "page_label": {"type": ["string", "null"]}, "line": text,
+                               "heading": {"type": "boolean"}}}
+        return {"type": "object",
+                "required": ["source", "version", "start", "next", "total", "outline",
+                             "pages", "passages"],
+                "properties": {
+                    "source": {"type": "object", "required": ["id", "kind", "locator"]},
+                    "version": number, "start": number, "next": maybe, "total": number,
+                    "outline": {"type": "boolean"},
+                    "pages": {"type": ["array", "null"], "items": number},
+                    "passages": {"type": "array", "items": line}}}
+
     def to_json(self) -> dict[str, Any]:
         return {"source": self.source.to_json(with_versions=True),
                 "version": self.source.version, "start": self.start, "next": self.next,
