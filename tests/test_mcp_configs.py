@@ -21,7 +21,8 @@ from conftest import rows
 from mcp_session import McpSession, text_of
 
 CONFIGS = Path(__file__).resolve().parent.parent / "adapters" / "mcp"
-TOOLS = {"fetch", "http_request", "read_file", "search_quotes", "get_source", "render", "check"}
+TOOLS = {"fetch", "http_request", "read_file", "search_quotes", "get_source", "read_source",
+         "render", "check"}
 
 # file -> (top-level key, how the client starts the server, placeholder -> meaning)
 CLIENTS = {
