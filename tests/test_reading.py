@@ -11,11 +11,12 @@ import json
 import re
 from pathlib import Path
 
+import jsonschema
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fetchledger import Document, Ledger, Page, Reading
+from fetchledger import Document, Ledger, Page, Reading, json_schema
 from fetchledger.store import windows
 from fetchledger.text.passages import heading_flags, split_passages
 
@@ -148,6 +149,7 @@ def test_a_window_ends_with_the_passage_to_go_on_from(ledger: Ledger, run_cli: o
         "next start: 44 of 380 passages"]
     structured = run_cli("--json", "show", "1", "--passages", "41-42")  # type: ignore[operator]
     data = json.loads(structured.stdout)
+    jsonschema.validate(data, json_schema("reading"))
     assert (data["start"], data["next"], data["total"]) == (41, 43, 380)
     assert [(p["number"], p["quote"] == text[p["start"]:p["end"]]) for p in data["passages"]
             ] == [(41, True), (42, True)]
@@ -163,6 +165,8 @@ def test_pages_read_those_pages_of_a_paged_source(ledger: Ledger, run_cli: objec
     assert reading.pages == (2, 3) and reading.next is None
     one = ledger.read_source(2, pages="2")
     assert [line.quote for line in one.lines] == [REPORT_LINES[1]] and one.next == 3
+    for read in (reading, one, ledger.read_source(2, outline=True)):
+        jsonschema.validate(read.to_json(), json_schema("reading"))
     shown = run_cli("show", "2", "--pages", "3")  # type: ignore[operator]
     assert shown.stdout.splitlines()[1:] == [
         f'[2] "{REPORT_LINES[2]}" (p. 3, printed iii)',

@@ -81,8 +81,10 @@ from .models import (
     warning_line,
 )
 from .reading import parse_passage_range
+from .shapes import SHAPES, json_schema
 
 __all__ = [
+    "SHAPES",
     "Attempt",
     "BadInput",
     "BatchInput",
@@ -145,6 +147,7 @@ __all__ = [
     "error_json_of",
     "error_lines",
     "exit_code_for",
+    "json_schema",
     "json_text",
     "kill_children",
     "parse_curl",

@@ -44,6 +44,7 @@ from .errors import (
     RetrievalFailed,
     UnknownSource,
 )
+from .hints import Hint
 from .models import Copied, Failure, Reading, Retrieval, Snippet, SourceDetails
 from .reading import Window, read_window
 from .store import open_store, shown_location
@@ -241,8 +242,7 @@ class Ledger:
                 return self.read(path, query=query, k=k, pages=pages, password=password)
             if stdin is None or label is None:
                 raise InvalidArgument("piped text needs --label NAME saying what produced it",
-                                      hint='e.g. git log -5 | fetchledger read - --label '
-                                           '"git log -5"')
+                                      hint=Hint("{pipe_label}"))
             return self.read_piped(stdin, label=label, query=query, k=k)
 
         return self.collect(paths, one)
@@ -667,7 +667,7 @@ class Ledger:
 
         if self.offline:
             raise InvalidArgument("refresh retrieves sources again, which --offline forbids",
-                                  hint="reextract runs today's extraction on the stored bytes")
+                                  hint=Hint("{reextract}"))
         return refresh(self, self._existing(source_ids),
                        lambda: cast("WebAdapter", self._adapter(WebInput)), on_outcome)
 

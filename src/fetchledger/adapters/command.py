@@ -45,6 +45,7 @@ from ..errors import (
     TooLarge,
     UnsupportedType,
 )
+from ..hints import Hint
 from ..identity.commands import CommandLocator, command_locator, piped_locator
 from ..identity.secrets import scrub_bytes
 from ..text.normalize import clean_lines, looks_binary, one_line
@@ -148,7 +149,7 @@ class PipedAdapter:
         data = given.data
         if not isinstance(data, bytes) and data.isatty():
             raise InvalidArgument("nothing is piped in: stdin is a terminal",
-                                  hint='e.g. git log -5 | fetchledger read - --label "git log -5"')
+                                  hint=Hint("{pipe_label}"))
         cap = self.limits.max_command_output
         raw = data if isinstance(data, bytes) else data.read(cap + 1)
         if len(raw) > cap:
