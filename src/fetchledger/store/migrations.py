@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import LedgerTooNew
 from ..identity.upgrade import SourceRow, changed_meta, plan_upgrade, upgraded_display
 from ..text.passages import Passage
-from .windows import reading_columns
+from .windows import CHUNK_INSERT, chunk_rows, reading_columns
 
 if TYPE_CHECKING:
     import psycopg
@@ -232,8 +232,7 @@ def _fill_reading(rows: Callable[[str, Sequence[Any]], list[Any]],
         many("UPDATE passage SET ordinal = {p}, heading = {p} WHERE id = {p}",
              [(n, text[a:b] if flag else None, passage_id) for n, ((passage_id, a, b), flag)
               in enumerate(zip(found, headings, strict=True), start=1)])
-        many("INSERT INTO text_chunk (version_id, n, body) VALUES ({p}, {p}, {p})",
-             [(version_id, n, body) for n, body in enumerate(chunks)])
+        many(CHUNK_INSERT, chunk_rows(version_id, chunks))
 
 
 def _reading(db: sqlite3.Connection) -> None:
@@ -411,6 +410,18 @@ def _postgres_search_hits(db: PgConnection) -> None:
                                    source="BIGINT"))
 
 
+def _postgres_provisional_ids(db: PgConnection) -> None:
+    """A new source is written under a provisional (negative) id from a sequence and
+    numbered from the counter at the end of its transaction: the references to it
+    follow its id (ON UPDATE CASCADE; attempts get an index for it)."""
+    db.execute("CREATE SEQUENCE provisional_source")
+    for table in ("alias", "version", "quote", "attempt", "search_hit"):
+        db.execute(f"ALTER TABLE {table} DROP CONSTRAINT {table}_source_id_fkey, "
+                   f"ADD CONSTRAINT {table}_source_id_fkey FOREIGN KEY (source_id) "
+                   "REFERENCES source(id) ON UPDATE CASCADE")
+    db.execute("CREATE INDEX attempt_by_source ON attempt(source_id)")
+
+
 def _postgres_reading(db: PgConnection) -> None:
     """Reading by windows, as on SQLite."""
     db.execute(_READING.format(version="BIGINT", blob="BYTEA"))
@@ -428,6 +439,7 @@ POSTGRES_MIGRATIONS: tuple[tuple[str, Callable[[PgConnection], None]], ...] = (
     ("0002_keyed_identity", _postgres_keyed_identity),
     ("0003_batch_claims", _postgres_batch_claims),
     ("0005_search_hits", _postgres_search_hits),
+    ("0006_provisional_ids", _postgres_provisional_ids),
     ("0007_secret_rules", _postgres_secret_rules),
     ("0008_reading", _postgres_reading),
 )

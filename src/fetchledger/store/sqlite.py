@@ -50,7 +50,7 @@ from .protocol import (
     utc_now,
     version_details_from_rows,
 )
-from .windows import WindowReads
+from .windows import CHUNK_INSERT, COPY_ORDER, WindowReads, chunk_rows
 
 __all__ = ["SQLiteStore"]
 
@@ -327,8 +327,7 @@ class SQLiteStore(WindowReads):
               p.text[s.start : s.end] if heading else None)
              for i, (s, heading) in enumerate(zip(p.passages, p.headings, strict=True))],
         )
-        db.executemany("INSERT INTO text_chunk (version_id, n, body) VALUES (?, ?, ?)",
-                       [(version_id, n, body) for n, body in enumerate(p.chunks)])
+        db.executemany(CHUNK_INSERT.format(p="?"), chunk_rows(version_id, p.chunks))
         db.executemany(
             "INSERT INTO passage_fts (rowid, body) VALUES (?, ?)",
             [(first + i, p.text[s.start : s.end]) for i, s in enumerate(p.passages)],
@@ -572,18 +571,24 @@ class SQLiteStore(WindowReads):
             held = " UNION ALL ".join(
                 ["SELECT rowid AS id, ? AS w FROM passage_fts WHERE passage_fts MATCH ?"]
                 * len(weighed))
+            # Only the passages weighing at least the limit-th weight are looked up for
+            # their length (the tie-break): not every passage holding a query word.
             sql = (
+                f"WITH hit AS MATERIALIZED (SELECT id, sum(w) AS weight FROM ({held}) "
+                "                          GROUP BY id), "
+                "cut AS (SELECT coalesce((SELECT weight FROM hit ORDER BY weight DESC "
+                "                         LIMIT 1 OFFSET ?), -1e308) AS weight) "
                 "SELECT v.source_id, v.id, v.number, p.start, p.end, p.page, p.page_label, "
                 "substr(v.text, max(p.start - ?, 0) + 1, p.end - max(p.start - ?, 0) + ?), "
                 "max(p.start - ?, 0) "
-                "FROM (SELECT q.id, hit.weight FROM "
-                f"      (SELECT id, sum(w) AS weight FROM ({held}) GROUP BY id) AS hit "
-                "      JOIN passage q ON q.id = hit.id "
+                "FROM (SELECT q.id, hit.weight FROM hit JOIN passage q ON q.id = hit.id "
+                "      WHERE hit.weight >= (SELECT weight FROM cut) "
                 "      ORDER BY hit.weight DESC, q.end - q.start, q.id LIMIT ?) AS best "
                 "JOIN passage p ON p.id = best.id JOIN version v ON v.id = p.version_id "
                 "ORDER BY best.weight DESC, p.end - p.start, p.id"
             )
-            params = [context] * 4 + [x for pair in weighed for x in pair] + [limit]
+            params = ([x for pair in weighed for x in pair] + [max(limit - 1, 0)]
+                      + [context] * 4 + [limit])
             hits = tuple(PassageHit(*row) for row in db.execute(sql, params))
         return Candidates(hits, total, holding)
 
@@ -634,7 +639,7 @@ class SQLiteStore(WindowReads):
         """Every row of the ledger, table by table and by id, from one snapshot."""
         with self._read() as db:
             for table in COPY_COLUMNS:
-                order = {"alias": "locator", "text_chunk": "version_id, n"}.get(table, "id")
+                order = COPY_ORDER.get(table, "id")
                 cursor = db.execute(f"SELECT {quoted_columns(table)} FROM {table} "
                                     f"ORDER BY {order}")
                 while found := cursor.fetchmany(batch):

@@ -27,7 +27,10 @@ from .protocol import PassageRow, VersionShape
 
 __all__ = [
     "CHUNK",
+    "CHUNK_INSERT",
+    "COPY_ORDER",
     "WindowReads",
+    "chunk_rows",
     "chunk_text",
     "reading_columns",
 ]
@@ -38,6 +41,15 @@ def chunk_text(text: str) -> tuple[bytes, ...]:
     """``text`` as compressed chunks of :data:`CHUNK` code points, in order."""
     return tuple(zlib.compress(text[at : at + CHUNK].encode("utf-8"), 6)
                  for at in range(0, len(text), CHUNK))
+
+
+CHUNK_INSERT = "INSERT INTO text_chunk (version_id, n, body) VALUES ({p}, {p}, {p})"
+COPY_ORDER = {"alias": "locator", "text_chunk": "version_id, n"}  # by id otherwise
+
+
+def chunk_rows(version_id: int, chunks: Sequence[bytes]) -> list[tuple[int, int, bytes]]:
+    """The ``text_chunk`` rows of a version (:data:`CHUNK_INSERT`)."""
+    return [(version_id, n, body) for n, body in enumerate(chunks)]
 
 
 def reading_columns(kind: str, text: str, passages: Sequence[Passage]
