@@ -8,7 +8,8 @@ key/token/secret/password/signature. Where one was, a ``REDACTED`` mark stays.
 - names: :func:`is_secret_name` — one rule for query parameters, form and
   JSON fields, headers, command options and variables;
 - requests: :func:`request_secrets` (every secret value a request carries, in
-  every form it was sent), :func:`redact_body`, :func:`basic_credentials`;
+  every form it was sent), :func:`redact_body`, :func:`basic_credentials`,
+  :func:`redact_header` (headers as stored in a WARC);
   URLs in messages: :func:`shown_url`;
 - command lines: :func:`redact_argument`, :func:`redact_argv` (``sh -c``
   scripts redacted word by word), :func:`redact_command_text` (each collects the
@@ -52,13 +53,12 @@ __all__ = [
     "is_secret_name",
     "keyed_mark",
     "param_name",
-    "redact_argument",
-    "redact_argv",
+    "redact_argument", "redact_argv",
     "redact_body",
     "redact_command_text",
+    "redact_header",
     "request_secrets",
-    "scrub",
-    "scrub_bytes",
+    "scrub", "scrub_bytes",
     "scrub_secrets",
     "secret_forms",
     "shown_database_url",
@@ -348,6 +348,7 @@ _ASSIGNMENT = re.compile(r"-{0,2}[A-Za-z_][A-Za-z0-9_.-]*")
 # A URL inside an argument. The look-behind makes every match start where a run of
 # scheme characters starts, so the search stays linear on long arguments.
 _URL = re.compile(r"(?<![a-zA-Z0-9+.-])[a-zA-Z][a-zA-Z0-9+.-]*://[^\s'\"]+")
+_HEADER_URL = re.compile(r"(?<![a-zA-Z0-9+.-])[a-zA-Z][a-zA-Z0-9+.-]*://[^\s'\"<>]+")
 _USER_OPTIONS = frozenset({"-u", "--user", "--proxy-user"})
 _SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "yash", "posh"})
 _MAX_NESTING = 4  # sh -c "bash -c '...'" levels redacted word by word
@@ -365,6 +366,15 @@ def _redact_url(url: str, found: list[str], mark: Mark) -> str:
         query, hash_sign, fragment = query.partition("#")
         return f"{head}?{_redacted_query(query, found, mark)}{hash_sign}{fragment}"
     return head
+
+
+def redact_header(name: str, value: str) -> str:
+    """A header as stored (WARC): REDACTED under a secret name, else its URLs' secrets."""
+    if is_secret_name(name):
+        return REDACTED
+    if name.lower() in ("location", "content-location"):  # a URL, relative or not
+        return _redact_url(value, [], _plain_mark)
+    return _HEADER_URL.sub(lambda m: _redact_url(m.group(), [], _plain_mark), value)
 
 
 def redact_argument(argument: str, previous: str | None = None,
