@@ -1,4 +1,4 @@
-"""Hardening cases run in a child process, measured: peak RSS and wall time.
+"""Hardening cases run in a child process, measured: peak RSS, wall and CPU time.
 
 ``run_measured(code, *args)`` runs ``python -c code args`` and reaps it with
 ``os.wait4``, whose resource usage is that child's own (and its reaped
@@ -32,6 +32,9 @@ class Measured:
     stderr: str
     peak_mib: float
     seconds: float
+    # user + system time of the child and its reaped children: the cases bound this,
+    # not wall time, which a loaded machine (several test runs on 2 cores) stretches
+    cpu_seconds: float
 
     def result(self) -> dict[str, Any]:
         lines = [line for line in self.stdout.splitlines() if line.startswith("{")]
@@ -57,7 +60,7 @@ _PEAK = re.compile(r"^MEASURED-PEAK-KIB (\d+) (\d+)$", re.MULTILINE)
 def run_measured(code: str, *args: str, timeout: float = 300.0,
                  env: dict[str, str] | None = None) -> Measured:
     """Run ``code`` in a fresh interpreter; its peak RSS (its own plus its children's
-    peak, an upper bound of what it held at once) and wall time."""
+    peak, an upper bound of what it held at once), wall and CPU time."""
     started = time.monotonic()
     child = subprocess.Popen([sys.executable, "-c", _PRELUDE + code, *args],
                              stdout=subprocess.PIPE,
@@ -86,7 +89,7 @@ def run_measured(code: str, *args: str, timeout: float = 300.0,
                 else usage.ru_maxrss)  # killed before it could say: the coarser figure
     return Measured(child.returncode, out.get("out", b"").decode("utf-8", "replace"),
                     _PEAK.sub("", stderr).strip(), peak_kib / 1024,
-                    time.monotonic() - started)
+                    time.monotonic() - started, usage.ru_utime + usage.ru_stime)
 
 
 def record_figure(case: str, measured: Measured, **facts: Any) -> None:
@@ -95,7 +98,8 @@ def record_figure(case: str, measured: Measured, **facts: Any) -> None:
         return
     with open(FIGURES, "a", encoding="utf-8") as handle:
         handle.write(json.dumps({"case": case, "peak_mib": round(measured.peak_mib, 1),
-                                 "seconds": round(measured.seconds, 2), **facts}) + "\n")
+                                 "seconds": round(measured.seconds, 2),
+                                 "cpu_seconds": round(measured.cpu_seconds, 2), **facts}) + "\n")
 
 
 def record_fact(table: str, case: str, **facts: Any) -> None:

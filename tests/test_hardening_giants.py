@@ -50,7 +50,7 @@ def read_measured(ledger_path: Path, path: Path, query: str = "", **limits: obje
                     for name, value in limits.items())
     record_figure(f"{path.name} ({path.stat().st_size:,} bytes{shown})", run,
                   status=result["status"])
-    return result, run.peak_mib, run.seconds
+    return result, run.peak_mib, run.cpu_seconds
 
 
 def prose(size: int, seed: int = 5) -> str:

@@ -81,7 +81,7 @@ def fetch_measured(web: LoopbackServer, tmp_path: Path, case: str, path: str = "
     assert "Traceback" not in run.stderr
     result = run.result()
     record_figure(case, run, status=result["status"])
-    return result, run.peak_mib, run.seconds
+    return result, run.peak_mib, run.cpu_seconds
 
 
 @pytest.mark.parametrize("coding", ["gzip", "gzip (one member)", "deflate", "br", "gzip, gzip",
@@ -160,7 +160,7 @@ def test_figures_record_json(tmp_path: Path) -> None:
     import measured
 
     figures = tmp_path / "figures.jsonl"
-    run = measured.Measured(0, "{}", "", 12.5, 0.25)
+    run = measured.Measured(0, "{}", "", 12.5, 0.25, 0.2)
     original = measured.FIGURES
     measured.FIGURES = str(figures)
     try:
@@ -168,4 +168,5 @@ def test_figures_record_json(tmp_path: Path) -> None:
     finally:
         measured.FIGURES = original
     assert json.loads(figures.read_text()) == {"case": "case", "peak_mib": 12.5,
-                                               "seconds": 0.25, "size": 3}
+                                               "seconds": 0.25, "cpu_seconds": 0.2,
+                                               "size": 3}
