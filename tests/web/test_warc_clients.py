@@ -71,6 +71,7 @@ def archived(ledger_path: Path, web: LoopbackServer, tmp_path: Path) -> Archived
             "echo": ledger.fetch(web.url("/echo")).source,
             "data": ledger.fetch(web.url("/pages/data")).source,
         }
+        ledger.curl(["-I", web.url("/pages/notes")])
         ledger.read(notes)
         ledger.run([sys.executable, "-c", "print('tide at six')"])
         warc = tmp_path / "ledger.warc.gz"
@@ -99,6 +100,7 @@ def test_exchanges_are_written_as_a_crawler_writes_them(archived: Archived) -> N
         assert request.rec_headers.get_header("WARC-Concurrent-To") == \
             response.rec_headers.get_header("WARC-Record-ID")
         assert request.http_headers.protocol == "GET"
+        assert request.http_headers.statusline.endswith(" HTTP/1.1")  # a full request line
     statuses = [r.http_headers.get_statuscode() for _, r in hops[::2]]
     assert statuses == ["302", "302", "200"]
     assert hops[0][1].http_headers.get_header("Location") == "/redirect/1"
@@ -106,6 +108,7 @@ def test_exchanges_are_written_as_a_crawler_writes_them(archived: Archived) -> N
                  and r.rec_headers.get_header("WARC-Target-URI") == page)
     assert final.http_headers.get_header("Content-Type") == "text/html; charset=utf-8"
     assert final.http_headers.get_header("Server")  # headers as received, not rebuilt
+    assert [n for n, _ in final.http_headers.headers][:3] == ["Server", "Date", "Content-Type"]
     request = hops[-1][1]
     assert request.http_headers.get_header("User-Agent").startswith("fetchledger/")
     assert request.http_headers.get_header("Host") == archived.base.split("://")[1]
@@ -153,6 +156,13 @@ def test_non_web_sources_are_resources_and_put_keeps_its_method(archived: Archiv
     put = next(r for t, r, _ in records if t == "request" and r.http_headers.protocol == "PUT")
     assert put.rec_headers.get_header("WARC-Target-URI") == f"{archived.base}/echo"
     assert put.rec_headers.get_header("WARC-Truncated") == "unspecified"  # body not kept
+    # a HEAD: its headers, no body (the ledger's text of it is the headers as text)
+    head = next(b for t, r, b in records if t == "request" and r.http_headers.protocol == "HEAD")
+    assert head == b""
+    head_response = next((r, b) for t, r, b in records if t == "response" and
+                         r.rec_headers.get_header("WARC-Target-URI").endswith("/pages/notes"))
+    assert head_response[1] == b""
+    assert head_response[0].http_headers.get_header("Content-Type").startswith("text/plain")
 
 
 def _gunzipped(warc: Path) -> bytes:
@@ -186,6 +196,9 @@ def test_pywb_indexes_one_capture_per_exchange_and_replays_the_page(
     urls = [page, f"{archived.base}/redirect/2", f"{archived.base}/echo",
             f"{archived.base}/pages/data"]
     found = _replay(archived.warc, tmp_path, urls)
+    # the strict indexer read every record, requests included
+    assert len(found["verified"]) == sum(1 for t, _, _ in _records(archived.warc)
+                                         if t != "warcinfo")
     index = [{"urlkey": line.split(" ", 1)[0], **json.loads(line.split(" ", 2)[2])}
              for line in found["index"]]
     captures = [e for e in index if e["url"] == page]

@@ -129,7 +129,8 @@ class _VersionRecords:
         for hop in exchanges[:-1]:
             self.exchange(hop, b"")
         if rendered:  # the DOM after scripts ran: not the body of the final response
-            return self.resource(str(exchanges[-1]["url"]), content_type="text/html")
+            return self.resource(str(exchanges[-1]["url"]),
+                                 content_type="text/html; charset=utf-8")  # as serialized
         final = exchanges[-1]
         # A HEAD's stored bytes are its headers as text: the response had no body.
         return self.exchange(final, b"" if final["method"] == "HEAD" else self.raw, final=True)
@@ -153,14 +154,13 @@ class _VersionRecords:
             http_headers=StatusAndHeaders(status, headers, protocol=stored["http_version"]))
         target = urlsplit(str(stored["url"]))
         query = f"?{target.query}" if target.query else ""
-        line = f"{stored['method']} {target.path or '/'}{query}"
         sent = [(str(n), str(v)) for n, v in stored["request_headers"]]
         request_headers = {"WARC-Concurrent-To": response}
         if _declares_body(sent):
             request_headers["WARC-Truncated"] = "unspecified"  # a request body is not kept
+        line = f"{stored['method']} {target.path or '/'}{query} {stored['http_version']}"
         self.record(str(stored["url"]), "request", b"", headers=request_headers,
-                    http_headers=StatusAndHeaders(line, sent, protocol=stored["http_version"],
-                                                  is_http_request=True))
+                    http_headers=StatusAndHeaders(line, sent, is_http_request=True))
         return response
 
     def reconstructed_response(self, rendered: bool) -> str | None:
@@ -180,7 +180,7 @@ class _VersionRecords:
             if meta.get(field):
                 headers.append((name, str(meta[field])))
         headers.append(("Content-Length", str(len(self.raw))))
-        status = int(meta.get("http_status") or 200)
+        status = int(meta.get("http_status") or meta.get("status") or 200)
         warc_headers = {RECONSTRUCTED: "reconstructed"}
         if self.truncated:
             warc_headers["WARC-Truncated"] = "length"

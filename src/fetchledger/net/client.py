@@ -122,9 +122,15 @@ class Exchange:
     @classmethod
     def of(cls, response: httpx.Response) -> Exchange:
         request = response.request
-        return cls(request.method, str(request.url), tuple(request.headers.multi_items()),
+        return cls(request.method, str(request.url), _as_sent(request.headers),
                    response.status_code, response.reason_phrase or "", response.http_version,
-                   tuple(response.headers.multi_items()))
+                   _as_sent(response.headers))
+
+
+def _as_sent(headers: httpx.Headers) -> tuple[tuple[str, str], ...]:
+    """Headers in their order and spelling on the wire (``multi_items`` lowercases)."""
+    return tuple((name.decode("latin-1"), value.decode("latin-1"))
+                 for name, value in headers.raw)
 
 
 @dataclass(frozen=True)
