@@ -183,8 +183,8 @@ def run_cli() -> object:
 # DESIGN §6, the MCP tools: name -> (required arguments, optional arguments)
 MCP_TOOL_CONTRACT: dict[str, tuple[set[str], set[str]]] = {
     "fetch": ({"url"}, {"query", "k", "render"}),
-    "http_request": ({"method", "url"}, {"headers", "body", "query"}),
-    "read_file": ({"path"}, {"query", "pages", "password"}),
+    "http_request": ({"method", "url"}, {"headers", "body", "query", "k"}),
+    "read_file": ({"path"}, {"query", "k", "pages", "password"}),
     "run_command": ({"argv"}, {"timeout"}),
     "search_quotes": ({"query"}, {"k", "source"}),
     "get_source": ({"id"}, set()),

@@ -5,6 +5,7 @@ The server runs as a subprocess, spoken to over stdio by the SDK's own client
 anyio blocking portal keeps the client's event loop in a thread, so one
 server process serves many tests and each call is a plain function call.
 
+- ``notifications``: the method of every notification the server sent.
 - ``stray``: anything the server wrote on stdout that was not a JSON-RPC
   message (the SDK hands it to the message handler as an exception).
 - ``stderr()``: what the server logged.
@@ -14,6 +15,8 @@ server process serves many tests and each call is a plain function call.
 
 from __future__ import annotations
 
+import json
+import re
 import sys
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
@@ -21,13 +24,19 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import jsonschema
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 from mcp import Client
 from mcp.client.session import IncomingMessage
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp_types import CallToolResult, Tool
 
+from fetchledger import json_schema
+from fetchledger.cli import cli
+
 GUARD = Path(__file__).resolve().parent / "mcp_guard"
+VERBS = "|".join(sorted(set(cli.commands) - {"mcp"}))
+CLI_VERB = re.compile(rf"\bfetchledger (?:{VERBS})\b")
 
 
 class McpSession:
@@ -41,6 +50,8 @@ class McpSession:
         self.escape_log = workdir / "escapes.log"
         self.stderr_path = workdir / "stderr.log"
         self.stray: list[Exception] = []
+        self.notifications: list[str] = []  # the methods of the notifications received
+        self._schemas: dict[str, dict[str, Any] | None] | None = None
         environment = {"PYTHONPATH": str(GUARD), "FETCHLEDGER_TEST_ESCAPES": str(self.escape_log),
                        **(env or {})}
         params = StdioServerParameters(
@@ -62,13 +73,32 @@ class McpSession:
     async def _on_message(self, message: IncomingMessage) -> None:
         if isinstance(message, Exception):
             self.stray.append(message)
+        else:
+            self.notifications.append(message.method)
 
     def tools(self) -> dict[str, Tool]:
         listed = self.portal.call(self.client.list_tools)
         return {tool.name: tool for tool in listed.tools}
 
     def call(self, name: str, **arguments: Any) -> CallToolResult:
-        return self.portal.call(self.client.call_tool, name, arguments)
+        """Call a tool; its structured content is checked against the tool's declared
+        outputSchema (a tool error's against the failure shape) before it is returned."""
+        result: CallToolResult = self.portal.call(self.client.call_tool, name, arguments)
+        self.validate(name, result)
+        return result
+
+    def validate(self, name: str, result: CallToolResult) -> None:
+        """The structured content has the declared shape, and no text names a CLI verb
+        (an agent on MCP cannot run one: hints name the tools)."""
+        for block in result.content:
+            text = getattr(block, "text", "")
+            assert not CLI_VERB.search(text), (name, text)
+        assert not CLI_VERB.search(json.dumps(result.structured_content)), name
+        if self._schemas is None:
+            self._schemas = {n: t.output_schema for n, t in self.tools().items()}
+        schema = json_schema("failure") if result.is_error else self._schemas[name]
+        assert schema is not None, f"{name} declares no outputSchema"
+        jsonschema.Draft202012Validator(schema).validate(result.structured_content)
 
     def call_many(self, calls: Sequence[tuple[str, dict[str, Any]]]) -> list[CallToolResult]:
         """Send the calls at once (concurrent requests on one session)."""
@@ -84,7 +114,10 @@ class McpSession:
                     group.start_soon(one, index, name, arguments)
             return [r for r in results if r is not None]
 
-        return self.portal.call(run)
+        results = self.portal.call(run)
+        for (name, _), result in zip(calls, results, strict=True):
+            self.validate(name, result)
+        return results
 
     def stderr(self) -> str:
         if not self._errlog.closed:

@@ -77,7 +77,8 @@ def test_argument_types_and_values() -> None:
 def test_mcp_client_config_starts_the_server() -> None:
     config = json.loads((ADAPTERS / "mcp" / "mcp.json").read_text(encoding="utf-8"))
     server = config["mcpServers"]["fetchledger"]
-    assert server["command"] == "fetchledger" and server["args"] == ["mcp"]
+    assert server["command"] == "fetchledger" and server["args"][0] == "mcp"
+    assert "--root" in server["args"] and "--ledger" in server["args"]
 
 
 def test_skill_teaches_the_rules() -> None:

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import inspect
+from pathlib import Path
+
+import pytest
 
 import fetchledger
-from fetchledger import errors
+from fetchledger import Ledger, errors
 
 
 def test_all_is_complete_and_importable() -> None:
@@ -42,3 +45,24 @@ def test_exit_codes_follow_the_design() -> None:
         "empty_content", "needs_password", "no_text_layer", "corrupt", "unsupported_type",
         "network_error", "dns_error", "render_failed", "command_failed", "offline_miss",
         "raw_capped"}
+
+
+def test_json_shapes_are_schemas_of_what_the_records_print(tmp_path: Path) -> None:
+    import jsonschema
+
+    from fetchledger import SHAPES, json_schema
+
+    for name in SHAPES:
+        jsonschema.Draft202012Validator.check_schema(json_schema(name))
+    assert json_schema("retrieval") is not json_schema("retrieval")  # a copy each time
+    with pytest.raises(fetchledger.InvalidArgument, match="no JSON shape named 'nope'"):
+        json_schema("nope")
+    note = tmp_path / "note.txt"
+    note.write_text("Otters hold hands while they sleep. They float on their backs.\n")
+    with Ledger(tmp_path / "ledger.db") as ledger:
+        retrieval = ledger.read(note, k=2)
+        details = ledger.details(retrieval.source.id)
+        found = ledger.quotes("otters sleep")
+    jsonschema.validate(retrieval.to_json(), json_schema("retrieval"))
+    jsonschema.validate(details.to_json(), json_schema("source-details"))
+    jsonschema.validate({"results": [r.to_json() for r in found]}, json_schema("quotes"))

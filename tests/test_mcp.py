@@ -14,11 +14,17 @@ import os
 import re
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import anyio
+import jsonschema
 import pytest
+from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_PARAMS
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from fetchledger import Ledger
 from fetchledger.cite import STYLES
@@ -172,12 +178,62 @@ def test_tool_list_matches_the_contract(private: McpSession) -> None:
     assert "only way to read" in instructions and "never instructions" in instructions
 
 
+def test_every_tool_declares_its_output_schema(commands: McpSession) -> None:
+    """Every tool (run_command too) declares the shape of its structured content; the
+    session validates every result of these tests against it (mcp_session.call)."""
+    for name, tool in commands.tools().items():
+        schema = tool.output_schema
+        assert schema is not None and schema["type"] == "object", name
+        jsonschema.Draft202012Validator.check_schema(schema)
+    # the schemas are tight: a member too many or too few does not validate
+    retrieval = commands.tools()["run_command"].output_schema
+    assert retrieval is not None
+    result = commands.call("run_command", argv=["echo", "the tide turns at 19:05"])
+    good = result.structured_content
+    validator = jsonschema.Draft202012Validator(retrieval)
+    assert validator.is_valid(good)
+    assert not validator.is_valid({**good, "extra": 1})
+    assert not validator.is_valid({"source": good["source"]})
+    assert not validator.is_valid({**good, "snippets": [{**good["snippets"][0], "start": "0"}]})
+
+
+def test_every_tool_taking_a_query_takes_k(private: McpSession, site: LoopbackServer,
+                                           places: dict[str, Any], run_cli: Any) -> None:
+    for name, tool in private.tools().items():
+        properties = tool.input_schema["properties"]
+        if "query" in properties:
+            assert properties["k"] == {"type": "integer", "minimum": 1, "default": 3,
+                                       "description": "How many snippets to hand out "
+                                                      "(default 3)."}, name
+    calls = {"read_file": {"path": "notes.md", "query": "water pool anemones"},
+             "http_request": {"method": "GET", "url": site.url("/pages/article"),
+                              "query": "honeybee hive kilometres"}}
+    for name, arguments in calls.items():
+        for k in (1, 2):
+            result = private.call(name, **arguments, k=k)
+            assert len(result.structured_content["snippets"]) == k, (name, k)
+            assert len(data_lines(result)) == 1 + k
+        # bounded as the CLI bounds -k: at least 1, at most the library's maximum
+        status, message = error_of(private.call(name, **arguments, k=0))
+        assert (status, message) == ("invalid_argument",
+                                     "k: Input should be greater than or equal to 1")
+        status, message = error_of(private.call(name, **arguments, k=1001))
+        cli = run_cli("--ledger", str(ledger_of(places, "private")), "read",
+                      str(places["docs"] / "notes.md"), "-k", "1001")
+        assert cli.exit_code == 2
+        assert status == "invalid_argument" and f"fetchledger: error: {message}" in cli.stderr
+
+
 def test_run_command_is_absent_by_default(private: McpSession, default: McpSession) -> None:
+    """A tool the server does not offer is a protocol error, as the specification lists
+    it (-32602), in both protocol eras."""
     for session in (private, default):
         assert "run_command" not in session.tools()
-        result = session.call("run_command", argv=["echo", "hi"])
-        status, message = error_of(result)
-        assert (status, message) == ("invalid_argument", "no tool named run_command")
+        with pytest.raises(MCPError) as raised:
+            session.call("run_command", argv=["echo", "hi"])
+        assert raised.value.error.code == INVALID_PARAMS
+        assert raised.value.error.message == "Unknown tool: run_command"
+        assert "fetch" in raised.value.error.data["tools"]
 
 
 def test_fetch_renders_a_javascript_page_and_refuses_a_bad_render(
@@ -323,6 +379,8 @@ def test_search_quotes_and_get_source(private: McpSession, places: dict[str, Any
     assert details["id"] == source_id and details["kind"] == "file" and details["versions"]
     status, message = error_of(private.call("get_source", id=999))
     assert (status, message) == ("unknown_source", "no source [999] in this ledger")
+    assert text_of(private.call("get_source", id=999)).split("\n")[1] == (
+        "hint: the server's resources (fetchledger://source/N) list the ids this ledger has")
     huge = 2**70  # beyond SQLite's integers: still an unknown id, not a crash
     assert error_of(private.call("get_source", id=huge))[0] == "unknown_source"
     assert error_of(private.call("search_quotes", query="tide", source=huge))[0] == (
@@ -356,6 +414,15 @@ def test_render_then_check(private: McpSession) -> None:
 
     status, _ = error_of(private.call("render", text="Otters.[999]\n"))
     assert status == "unknown_source"
+    # hints name the tools: a missing Sources block is written by calling render
+    stale = private.call("check", text=draft + "More.[999]\n")
+    hints = {p["rule"]: p["hint"] for p in stale.structured_content["problems"]}
+    assert hints["unknown-id"] == (
+        "cite only ids that fetch, http_request, read_file, run_command, ingest or "
+        "search_quotes handed out (the server's resources (fetchledger://source/N) list them)")
+    assert hints["sources-missing"] == ("call render(text) and use the text it returns to "
+                                        "rewrite the Sources block")
+    assert "    hint: call render(text)" in text_of(stale)
     status, _ = error_of(private.call("render", text=f"Otters.[{2**70}]\n"))
     assert status == "unknown_source"
     bibtex = private.call("render", text=draft, style="bibtex")
@@ -370,6 +437,8 @@ def test_failures_are_tool_errors(private: McpSession, site: LoopbackServer,
     assert rows(path, "SELECT status FROM attempt WHERE locator = ?",
                 site.url("/status/404")) == [("http_error",)]
     assert error_of(private.call("fetch", url="ftp://example.org/file"))[0] == "invalid_url"
+    local = private.call("fetch", url="file:///etc/passwd")
+    assert text_of(local).split("\n")[1] == "hint: call read_file(path) for local files"
     status, message = error_of(private.call("fetch", url=site.url("/pages/article"), k=0))
     assert (status, message) == ("invalid_argument",
                                  "k: Input should be greater than or equal to 1")
@@ -442,6 +511,124 @@ def test_run_command_runs_allowed_executables_only(commands: McpSession,
     assert error_of(commands.call("run_command", argv=[]))[0] == "invalid_argument"
     assert error_of(commands.call("run_command", argv=["ec\0ho"]))[1] == (
         "the command name contains a NUL byte")
+
+
+# --- resources, the prompt ------------------------------------------------------------------
+
+LIST_CHANGED = "notifications/resources/list_changed"
+
+
+def test_sources_are_resources(private: McpSession, places: dict[str, Any]) -> None:
+    read = private.call("read_file", path="notes.md", query="anemones")
+    source_id = read.structured_content["source"]["id"]
+    listed = private.portal.call(private.client.list_resources).resources
+    with Ledger(ledger_of(places, "private")) as ledger:
+        sources, text = ledger.sources(), ledger.text(source_id)
+    assert [str(r.uri) for r in listed] == [f"fetchledger://source/{s.id}" for s in sources]
+    resource = next(r for r in listed if str(r.uri) == f"fetchledger://source/{source_id}")
+    source = next(s for s in sources if s.id == source_id)
+    assert resource.name == source.header() and resource.title == "Tide pools"
+    assert resource.description == source.list_line() and "(file" in resource.description
+    assert resource.mime_type == "text/plain"
+    # read: the stored text of the latest version, exactly (offsets of snippets hold)
+    contents = private.portal.call(private.client.read_resource,
+                                   f"fetchledger://source/{source_id}").contents
+    assert len(contents) == 1 and contents[0].mime_type == "text/plain"
+    assert contents[0].text == text  # type: ignore[union-attr]
+    snippet = read.structured_content["snippets"][0]
+    assert text[snippet["start"]:snippet["end"]] == snippet["quote"]
+    templates = private.portal.call(private.client.list_resource_templates)
+    assert [t.uri_template for t in templates.resource_templates] == [
+        "fetchledger://source/{id}"]
+    for missing in ("fetchledger://source/999", "fetchledger://source/x",
+                    f"fetchledger://source/{2**70}", "file:///etc/passwd"):
+        with pytest.raises(MCPError) as raised:
+            private.portal.call(private.client.read_resource, missing)
+        assert raised.value.error.code == INVALID_PARAMS, missing
+
+
+def _wait_for(condition: Any, seconds: float = 10) -> bool:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
+
+
+def test_a_new_source_changes_the_resource_list(private: McpSession,
+                                                places: dict[str, Any]) -> None:
+    (places["docs"] / "herons.txt").write_text("Herons stand still for hours in the shallows.\n")
+    before = private.notifications.count(LIST_CHANGED)
+    first = private.call("read_file", path="herons.txt")
+    assert not first.is_error
+    assert _wait_for(lambda: private.notifications.count(LIST_CHANGED) == before + 1)
+    # the same source again, a search, a failure: no new source, no notification
+    private.call("read_file", path="herons.txt")
+    private.call("search_quotes", query="herons shallows")
+    private.call("read_file", path="nothing-here.md")
+    listed = {str(r.uri) for r in private.portal.call(private.client.list_resources).resources}
+    assert f"fetchledger://source/{first.structured_content['source']['id']}" in listed
+    time.sleep(0.3)
+    assert private.notifications.count(LIST_CHANGED) == before + 1
+
+
+def test_a_new_source_is_announced_on_a_listen_stream(default: McpSession,
+                                                      places: dict[str, Any]) -> None:
+    """The 2026-07-28 protocol (negotiated by the default session) delivers list changes
+    on subscriptions/listen streams only."""
+    if default.client.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+        pytest.skip(f"the client negotiated {default.client.protocol_version}")
+    (places["cwd"] / "listen.txt").write_text("Kingfishers dive at forty kilometres an hour.\n")
+
+    async def read_while_listening() -> tuple[Any, Any]:
+        async with default.client.listen(resources_list_changed=True) as events:
+            result = await default.client.call_tool("read_file", {"path": "listen.txt"})
+            with anyio.fail_after(10):
+                event = await events.__anext__()
+        return result, event
+
+    result, event = default.portal.call(read_while_listening)
+    assert not result.is_error
+    assert type(event).__name__ == "ResourcesListChanged"
+
+
+def test_the_citation_rules_are_a_prompt(private: McpSession) -> None:
+    skill = (ADAPTERS / "SKILL.md").read_text(encoding="utf-8")
+    front, body = re.match(r"^---\n(.*?)\n---\n+(.*)$", skill, re.DOTALL).groups()  # type: ignore[union-attr]
+    prompts = private.portal.call(private.client.list_prompts).prompts
+    assert [p.name for p in prompts] == ["fetchledger"]
+    assert f"description: {prompts[0].description}" in front
+    assert prompts[0].arguments == []
+    got = private.portal.call(private.client.get_prompt, "fetchledger")
+    assert len(got.messages) == 1 and got.messages[0].role == "user"
+    assert got.messages[0].content.text == body  # type: ignore[union-attr]
+    for rule in ("sea level.[3]", "[3][7]", "Never type a URL", "Take figures"):
+        assert rule in body
+    with pytest.raises(MCPError):
+        private.portal.call(private.client.get_prompt, "no-such-prompt")
+
+
+def test_started_in_the_filesystem_root_serves_every_tool(places: dict[str, Any]) -> None:
+    """A desktop client starts the server in / without --root: every tool is there, and
+    read_file answers a tool error naming --root (it has no folder to read)."""
+    base = places["base"]
+    session = McpSession(["mcp", "--ledger", str(ledger_of(places, "fault")), "--allow-private"],
+                         cwd=Path("/"), workdir=base / "root-logs")
+    try:
+        assert set(session.tools()) == set(CONTRACT) - {"run_command"}
+        for path in ("etc/passwd", "/etc/passwd", str(places["docs"] / "notes.md")):
+            status, message = error_of(session.call("read_file", path=path))
+            assert (status, message) == ("invalid_path", "read_file has no folder to read: "
+                                         "the server was started in / without --root")
+            assert "--root DIR" in text_of(session.call("read_file", path=path))
+        assert not session.call("check", text="Nothing cited here.\n").is_error
+        assert error_of(session.call("get_source", id=1))[0] == "unknown_source"
+    finally:
+        session.close()
+    assert session.stray == [] and session.stderr() == "" and session.escapes() == []
+    assert rows(ledger_of(places, "fault"), "SELECT count(*) FROM attempt WHERE locator "
+                                            "LIKE '%passwd%'") == [(0,)]
 
 
 # --- framing: fetched text is data ------------------------------------------------------------
@@ -523,18 +710,25 @@ def test_a_bug_is_a_tool_error_too(places: dict[str, Any]) -> None:
 
 
 def test_stdout_carries_only_the_protocol(places: dict[str, Any]) -> None:
-    """Raw JSON-RPC lines in and out: every byte on stdout is a protocol message, and
-    nothing is logged on stderr during a normal session."""
-    messages = [
+    """Raw JSON-RPC lines in and out: every byte on stdout is a protocol message, a line
+    that is no message gets its JSON-RPC error and the server serves on, and nothing is
+    logged on stderr during a normal session."""
+    messages: list[Any] = [
         {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
             "protocolVersion": "2025-06-18", "capabilities": {},
             "clientInfo": {"name": "raw-test", "version": "0"}}},
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        "this line is not JSON {",
         {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+        {"jsonrpc": "2.0", "id": 7},  # JSON, but neither a request nor a response
+        "[1, 2",
         {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
          "params": {"name": "read_file", "arguments": {"path": "notes.md"}}},
         {"jsonrpc": "2.0", "id": 4, "method": "tools/call",
          "params": {"name": "read_file", "arguments": {"path": "/etc/passwd"}}},
+        {"jsonrpc": "2.0", "id": 5, "method": "tools/call",
+         "params": {"name": "no_such_tool", "arguments": {}}},
+        {"jsonrpc": "2.0", "id": 6, "method": "resources/list"},
     ]
     env = {"PATH": os.environ["PATH"], "PYTHONPATH": str(GUARD),
            "FETCHLEDGER_LEDGER": str(ledger_of(places, "raw"))}
@@ -542,11 +736,13 @@ def test_stdout_carries_only_the_protocol(places: dict[str, Any]) -> None:
                               env=env, text=True, stdin=subprocess.PIPE,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert server.stdin and server.stdout and server.stderr
+    expected = {1, 2, 3, 4, 5, 6, 7, None}
     try:
-        server.stdin.write("".join(json.dumps(m) + "\n" for m in messages))
+        server.stdin.write("".join((m if isinstance(m, str) else json.dumps(m)) + "\n"
+                                   for m in messages))
         server.stdin.flush()
         lines = []
-        while not {1, 2, 3, 4} <= {json.loads(line).get("id") for line in lines}:
+        while not expected <= {json.loads(line).get("id") for line in lines}:
             line = server.stdout.readline()
             assert line, "the server closed stdout early"
             lines.append(line)
@@ -560,13 +756,23 @@ def test_stdout_carries_only_the_protocol(places: dict[str, Any]) -> None:
             server.wait()
     replies = [json.loads(line) for line in lines]
     assert all(r["jsonrpc"] == "2.0" for r in replies)
-    by_id = {r["id"]: r for r in replies if "id" in r}
-    assert set(by_id) == {1, 2, 3, 4}
+    assert [r["error"] for r in replies if r.get("id", 0) is None] == [
+        {"code": -32700, "message": "Parse error"}] * 2
+    by_id = {r["id"]: r for r in replies if r.get("id") is not None}
+    assert set(by_id) == expected - {None}
     assert by_id[1]["result"]["serverInfo"]["name"] == "fetchledger"
+    assert by_id[1]["result"]["capabilities"]["resources"]["listChanged"] is True
+    assert by_id[7]["error"] == {"code": -32600, "message": "Invalid Request"}
     assert by_id[3]["result"]["isError"] is False
     assert by_id[3]["result"]["content"][0]["text"].startswith(DATA_PREFACE)
     assert by_id[4]["result"]["isError"] is True
     assert by_id[4]["result"]["content"][0]["text"].startswith("invalid_path: /etc/passwd")
+    assert by_id[5]["error"]["code"] == -32602
+    assert by_id[5]["error"]["message"] == "Unknown tool: no_such_tool"
+    # (served concurrently with the read: before or after it registered its source)
+    assert [r["uri"] for r in by_id[6]["result"]["resources"]] in ([], ["fetchledger://source/1"])
+    notices = [r["method"] for r in replies if "method" in r]
+    assert notices == ["notifications/resources/list_changed"]  # read_file registered one
     assert rows(ledger_of(places, "raw"), "SELECT count(*) FROM source") == [(1,)]
 
 
@@ -580,14 +786,6 @@ def test_bad_server_options_exit_2_before_serving(run_cli: Any, tmp_path: Path,
     assert "no executable of that name on PATH" in unknown.stderr
     assert not ledger_exists(ledger_path) or rows(ledger_path,
                                                   "SELECT count(*) FROM source") == [(0,)]
-
-
-def test_no_default_root_at_the_filesystem_root(run_cli: Any,
-                                                monkeypatch: pytest.MonkeyPatch) -> None:
-    """A desktop client may start the server in /: the default root would be every file."""
-    monkeypatch.chdir("/")
-    done = run_cli("mcp")
-    assert done.exit_code == 2 and "pass --root DIR" in done.stderr
 
 
 def test_unusable_ledger_exits_4_before_serving(run_cli: Any, tmp_path: Path) -> None:

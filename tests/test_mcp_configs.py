@@ -3,7 +3,9 @@
 Each file is read as its client reads it (the documented top-level key and
 fields), its placeholders are filled as the client (or the user) would fill
 them, and the server it describes is started with the SDK's stdio client: it
-lists the tools and reads a file under its root into the ledger it names.
+lists the tools and reads a file under its root into the ledger it names, started in
+``/`` as desktop clients start servers: no configuration depends on its working
+directory.
 """
 
 from __future__ import annotations
@@ -25,13 +27,15 @@ TOOLS = {"fetch", "http_request", "read_file", "search_quotes", "get_source", "r
 
 # file -> (top-level key, how the client starts the server, placeholder -> meaning)
 CLIENTS = {
-    "claude-desktop.json": ("mcpServers", "no working directory: --root and --ledger given",
+    "claude-desktop.json": ("mcpServers", "absolute --root and --ledger, filled in by the user",
                             {"/Users/you/research": "project"}),
-    "claude-code.json": ("mcpServers", "started in the project folder", {}),
+    "claude-code.json": ("mcpServers", "absolute --root and --ledger, filled in by the user",
+                         {"/Users/you/research": "project"}),
     "cursor.json": ("mcpServers", "${workspaceFolder} filled in",
                     {"${workspaceFolder}": "project"}),
     "vscode.json": ("servers", "${workspaceFolder} filled in", {"${workspaceFolder}": "project"}),
-    "mcp.json": ("mcpServers", "generic: started in the project folder", {}),
+    "mcp.json": ("mcpServers", "generic: absolute --root and --ledger, filled in by the user",
+                 {"/Users/you/research": "project"}),
 }
 
 
@@ -78,9 +82,10 @@ def test_config_starts_a_working_server(name: str, project: Path, tmp_path: Path
            for key, value in (entry.get("env") or {}).items()}
     script = shutil.which("fetchledger", path=str(Path(sys.executable).parent))
     assert script, "the fetchledger console script is installed beside this Python"
-    # a client without a working directory of its own starts the server elsewhere
-    cwd = tmp_path if placeholders else project
-    session = McpSession(args, cwd=cwd, workdir=tmp_path / "logs", env=env, command=script)
+    # every configuration starts from any working directory: / as desktop clients do
+    assert placeholders, f"{name} depends on the working directory it is started in"
+    session = McpSession(args, cwd=Path("/"), workdir=tmp_path / "logs", env=env,
+                         command=script)
     try:
         assert set(session.tools()) == TOOLS
         result = session.call("read_file", path=str(project / "notes.md"))

@@ -78,8 +78,10 @@ from .models import (
     tool_error_lines,
     warning_line,
 )
+from .shapes import SHAPES, json_schema
 
 __all__ = [
+    "SHAPES",
     "Attempt",
     "BadInput",
     "BatchInput",
@@ -140,6 +142,7 @@ __all__ = [
     "error_json_of",
     "error_lines",
     "exit_code_for",
+    "json_schema",
     "json_text",
     "kill_children",
     "parse_curl",

@@ -38,6 +38,8 @@ retrieval failures carry the attempt ``status`` recorded in the ledger::
 
 from __future__ import annotations
 
+from .hints import Hint
+
 __all__ = [
     "BadInput",
     "BlockedAddress",
@@ -130,7 +132,7 @@ class UnknownSource(BadInput):
     def __init__(self, source_id: int) -> None:
         super().__init__(
             f"no source [{source_id}] in this ledger",
-            hint="`fetchledger list` shows the ids this ledger has",
+            hint=Hint("{list} the ids this ledger has"),
         )
         self.source_id = source_id
 

@@ -44,6 +44,7 @@ from .errors import (
     RetrievalFailed,
     UnknownSource,
 )
+from .hints import Hint
 from .models import Copied, Failure, Retrieval, Snippet, SourceDetails
 from .store import open_store, shown_location
 from .store.prepare import Failed, Prepared, prepare
@@ -240,8 +241,7 @@ class Ledger:
                 return self.read(path, query=query, k=k, pages=pages, password=password)
             if stdin is None or label is None:
                 raise InvalidArgument("piped text needs --label NAME saying what produced it",
-                                      hint='e.g. git log -5 | fetchledger read - --label '
-                                           '"git log -5"')
+                                      hint=Hint("{pipe_label}"))
             return self.read_piped(stdin, label=label, query=query, k=k)
 
         return self.collect(paths, one)
@@ -630,14 +630,18 @@ class Ledger:
     # --- keeping evidence checkable -------------------------------------------------
 
     def reextract(self, source_ids: Iterable[int] | None = None, *,
-                  on_outcome: Callable[[Refreshed], None] | None = None) -> list[Refreshed]:
+                  on_outcome: Callable[[Refreshed], None] | None = None,
+                  workers: int | None = None) -> list[Refreshed]:
         """Run today's extraction again on the stored raw bytes of each source (all by
         default), no network: a text that changes becomes a new version of the same id.
         Each outcome lists the recorded quotes its latest version no longer holds.
+        ``workers``: extraction processes (default one per usable core; 1: none).
         See :mod:`fetchledger.replay.reextract`."""
         from .replay import reextract
 
-        return reextract(self, self._existing(source_ids), on_outcome)
+        if workers is not None and workers < 1:
+            raise InvalidArgument(f"workers must be at least 1, not {workers}")
+        return reextract(self, self._existing(source_ids), on_outcome, workers=workers)
 
     def refresh(self, source_ids: Iterable[int] | None = None, *,
                 on_outcome: Callable[[Refreshed], None] | None = None) -> list[Refreshed]:
@@ -649,7 +653,7 @@ class Ledger:
 
         if self.offline:
             raise InvalidArgument("refresh retrieves sources again, which --offline forbids",
-                                  hint="reextract runs today's extraction on the stored bytes")
+                                  hint=Hint("{reextract}"))
         return refresh(self, self._existing(source_ids),
                        lambda: cast("WebAdapter", self._adapter(WebInput)), on_outcome)
 

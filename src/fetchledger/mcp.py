@@ -35,20 +35,41 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import anyio
+import anyio.to_thread
+from mcp.server.lowlevel import NotificationOptions
+from mcp.server.lowlevel.helper_types import ReadResourceContents
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from mcp.server.mcpserver.exceptions import (
+    ResourceError,
+    ResourceNotFoundError,
+    ToolError,
+    UnexpectedToolError,
+)
+from mcp.server.mcpserver.prompts import Prompt
 from mcp.server.mcpserver.tools import Tool
+from mcp.shared.exceptions import MCPError
+from mcp.shared.message import SessionMessage
 from mcp_types import (
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    PARSE_ERROR,
     CallToolResult,
     ContentBlock,
+    ErrorData,
+    GetPromptResult,
     InputRequiredResult,
+    JSONRPCError,
+    Resource,
+    ResourceTemplate,
     TextContent,
     ToolAnnotations,
 )
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import Field, ValidationError
 
 from fetchledger import (
@@ -58,8 +79,11 @@ from fetchledger import (
     InvalidPath,
     Ledger,
     Retrieval,
+    Source,
+    UnknownSource,
     __version__,
     command_line,
+    json_schema,
     kill_children,
     shown_url,
     tool_error_lines,
@@ -131,14 +155,14 @@ class Roots:
     @classmethod
     def from_options(cls, folders: Sequence[str], cwd: Path | None = None) -> "Roots":
         """The ``--root`` folders (default: the working directory); a folder that does
-        not exist is bad input. A client that starts the server in ``/`` (as some
-        desktop apps do) gets an error, not a server that reads every file."""
-        if not folders and (cwd or Path.cwd()).resolve() == Path("/").resolve():
-            raise InvalidArgument(
-                "the server's working directory is /: read_file would read every file",
-                hint="pass --root DIR (repeatable) with the folders it may read")
+        not exist is bad input. A client that starts the server in ``/`` (as desktop
+        apps do) gets no root at all, not a server that reads every file: every other
+        tool serves, and read_file answers an error naming --root."""
+        here = (cwd or Path.cwd()).resolve()
+        if not folders and here == Path("/").resolve():
+            return cls(())
         resolved = []
-        for folder in folders or [str(cwd or Path.cwd())]:
+        for folder in folders or [str(here)]:
             path = Path(folder).expanduser().resolve()
             if not path.is_dir():
                 raise InvalidPath(f"--root {folder}: no such folder")
@@ -148,6 +172,11 @@ class Roots:
     def confine(self, path: str) -> Path:
         """``path`` resolved (symlinks followed), if it lies inside a root; InvalidPath
         otherwise, whether or not it exists."""
+        if not self.folders:
+            raise InvalidPath(
+                "read_file has no folder to read: the server was started in / without --root",
+                hint="start the server with --root DIR (repeatable), the folders read_file "
+                     "may read")
         given = Path(path).expanduser()
         if not given.is_absolute():
             given = self.folders[0] / given
@@ -269,6 +298,17 @@ class LedgerTools:
 
     def __init__(self, config: ServerConfig) -> None:
         self.config = config
+        self.new_sources = 0  # registered by calls so far: resources/list changed
+        self._counting = threading.Lock()
+
+    def _retrieved(self, retrieval: Retrieval) -> CallToolResult:
+        if retrieval.new_source:
+            self._count_new(1)
+        return _retrieved(retrieval)
+
+    def _count_new(self, sources: int) -> None:
+        with self._counting:
+            self.new_sources += sources
 
     def _call(self, shown: str, work: Callable[[Ledger], CallToolResult]) -> CallToolResult:
         try:
@@ -286,7 +326,7 @@ class LedgerTools:
             description="Run the page's JavaScript in headless Chromium: auto (default) only "
                         "when the page is an empty shell without it; always; never.")] = "auto",
     ) -> CallToolResult:
-        return self._call(shown_url(url), lambda ledger: _retrieved(
+        return self._call(shown_url(url), lambda ledger: self._retrieved(
             ledger.fetch(url, query=query or None, k=k, render=render)))
 
     def http_request(
@@ -298,10 +338,11 @@ class LedgerTools:
                            Field(description="Request headers, name to value.")] = None,
         body: Annotated[str, Field(description="The request body, sent as is.")] = "",
         query: Annotated[str, Field(description=_QUERY)] = "",
+        k: Annotated[int, Field(ge=1, description=_K)] = 3,
     ) -> CallToolResult:
-        return self._call(f"{method} {shown_url(url)}", lambda ledger: _retrieved(
+        return self._call(f"{method} {shown_url(url)}", lambda ledger: self._retrieved(
             ledger.http_request(method, url, headers=headers, body=body or None,
-                                query=query or None)))
+                                query=query or None, k=k)))
 
     def read_file(
         self,
@@ -312,11 +353,12 @@ class LedgerTools:
             pattern=r"^\s*\d*\s*-?\s*\d*\s*$",
             description="Quote only from these PDF pages: N, A-B, A- or -B.")] = "",
         password: Annotated[str, Field(description="Password of an encrypted PDF.")] = "",
+        k: Annotated[int, Field(ge=1, description=_K)] = 3,
     ) -> CallToolResult:
         def read(ledger: Ledger) -> CallToolResult:
             inside = self.config.roots.confine(path)
-            return _retrieved(ledger.read(inside, query=query or None, pages=pages or None,
-                                          password=password or None))
+            return self._retrieved(ledger.read(inside, query=query or None, k=k,
+                                               pages=pages or None, password=password or None))
 
         return self._call(path, read)
 
@@ -333,7 +375,7 @@ class LedgerTools:
         except FetchLedgerError as error:
             return _failed(command_line(argv[:1]), error)
         return self._call(command_line(argv),
-                          lambda ledger: _retrieved(ledger.run(argv, timeout=timeout)))
+                          lambda ledger: self._retrieved(ledger.run(argv, timeout=timeout)))
 
     def search_quotes(
         self,
@@ -382,9 +424,9 @@ class LedgerTools:
     ) -> CallToolResult:
         def lint(ledger: Ledger) -> CallToolResult:
             report = check(ledger, text)
-            lines = [line for p in report.problems for line in p.text_lines("draft")]
+            lines = [line for p in report.problems for line in p.text_lines("draft", "mcp")]
             return _result([*lines, f"fetchledger: {report.summary('draft')}"],
-                           report.to_json())
+                           report.to_json("mcp"))
 
         return self._call("draft", lint)
 
@@ -439,6 +481,16 @@ _ANNOTATIONS = {
 }
 
 
+# Each tool's outputSchema: the shape (fetchledger.shapes) of its structured content when it
+# succeeds. A tool error's structured content is the "failure" shape; clients validate
+# only results that are not errors, as the specification has it.
+_OUTPUT_SHAPES = {
+    "fetch": "retrieval", "http_request": "retrieval", "read_file": "retrieval",
+    "run_command": "retrieval", "search_quotes": "quotes", "get_source": "source-details",
+    "render": "rendered", "check": "check-report",
+}
+
+
 def _tidy(schema: dict[str, Any]) -> dict[str, Any]:
     """The input schema as a model reads it: no generated titles, an optional argument
     typed as itself (not ``anyOf [T, null]``, no ``default`` standing for "absent"), and
@@ -461,8 +513,7 @@ def _tidy(schema: dict[str, Any]) -> dict[str, Any]:
             "required": list(schema.get("required", [])), "additionalProperties": False}
 
 
-def _tools(config: ServerConfig) -> dict[str, Tool]:
-    bodies = LedgerTools(config)
+def _tools(config: ServerConfig, bodies: LedgerTools) -> dict[str, Tool]:
     tools = {}
     for name in TOOL_NAMES:
         if name == "run_command" and not config.commands:
@@ -473,16 +524,22 @@ def _tools(config: ServerConfig) -> dict[str, Tool]:
         tool = Tool.from_function(getattr(bodies, name), name=name, description=description,
                                   annotations=_ANNOTATIONS[name])
         tool.parameters = _tidy(tool.parameters)
+        # Read live by the SDK (no model: the results are CallToolResults already).
+        tool.fn_metadata.output_schema = json_schema(_OUTPUT_SHAPES[name])
         tools[name] = tool
     return tools
 
 
 class FetchLedgerServer(MCPServer[Any]):
     """MCPServer whose argument errors are tool errors in the ``STATUS: message`` form
-    (``invalid_argument: ...``) like every other failure."""
+    (``invalid_argument: ...``) like every other failure; the ledger's sources are its
+    resources and the skill's rules its prompt."""
 
     def __init__(self, config: ServerConfig) -> None:
-        self.tools = _tools(config)
+        self.config = config
+        self.bodies = LedgerTools(config)
+        self.tools = _tools(config, self.bodies)
+        self.announced = 0  # new sources the client has been told of (list_changed)
         # Each call opens its own connection; this one stays open while the server
         # runs so that a call's close is never the last one, on which SQLite
         # checkpoints the WAL with an fsync (about 15 ms a call, benchmarks/mcp_server.py).
@@ -491,23 +548,33 @@ class FetchLedgerServer(MCPServer[Any]):
         # chatter, HTTP requests among it, would reach the client's log.
         super().__init__("fetchledger", version=__version__, instructions=_INSTRUCTIONS,
                          tools=list(self.tools.values()), log_level="WARNING")
+        self.prompt_name, description, text = _skill()
+        self.add_prompt(Prompt.from_function(lambda: text, name=self.prompt_name,
+                                             title=_SKILL_TITLE, description=description))
         _log_plainly()
+
+    async def get_prompt(self, name: str, arguments: dict[str, Any] | None = None,
+                         context: Context[Any, Any] | None = None,
+                         ) -> GetPromptResult | InputRequiredResult:
+        if name != self.prompt_name:  # a protocol error, not a logged crash
+            raise MCPError(INVALID_PARAMS, f"Unknown prompt: {name}",
+                           {"prompts": [self.prompt_name]})
+        return await super().get_prompt(name, arguments, context)
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None,
     ) -> CallToolResult | InputRequiredResult:
         tool = self.tools.get(name)
-        if tool is None:
-            offered = ", ".join(self.tools)
-            return _failed(name, InvalidArgument(f"no tool named {name}",
-                                                 hint=f"this server offers: {offered}"))
+        if tool is None:  # a protocol error, as the specification lists it
+            raise MCPError(INVALID_PARAMS, f"Unknown tool: {name}",
+                           {"tools": list(self.tools)})
         unknown = sorted(set(arguments) - set(tool.parameters["properties"]))
         if unknown:
             takes = ", ".join(tool.parameters["properties"])
             return _failed(name, InvalidArgument(f"{name} takes no argument {', '.join(unknown)}",
                                                  hint=f"{name} takes {takes}"))
         try:
-            return await super().call_tool(name, arguments, context)
+            result = await super().call_tool(name, arguments, context)
         except UnexpectedToolError as error:  # a bug: its traceback goes to stderr
             _log.error("tool %s failed unexpectedly", name, exc_info=error.__cause__)
             return _failed(name, FetchLedgerError(
@@ -517,33 +584,104 @@ class FetchLedgerServer(MCPServer[Any]):
             if not isinstance(cause, ValidationError):
                 raise
             return _failed(name, InvalidArgument(_validation_message(cause)))
+        await self._announce_new_sources(context)
+        return result
+
+    async def _announce_new_sources(self, context: Context[Any, Any] | None) -> None:
+        """``notifications/resources/list_changed`` once a call registered a source (sent
+        before that call's result; concurrent calls may share one notification)."""
+        registered = self.bodies.new_sources
+        if registered == self.announced or context is None:
+            return
+        self.announced = registered
+        if context.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            await context.notify_resources_changed()  # to subscriptions/listen streams
+        else:
+            await context.session.send_resource_list_changed()
+
+    async def list_resources(self) -> list[Resource]:
+        """Every source of the ledger, ``fetchledger://source/N``, in id order."""
+        return await anyio.to_thread.run_sync(self._sources)
+
+    def _sources(self) -> list[Resource]:
+        with self.config.open() as ledger:
+            return [_resource(source) for source in ledger.sources()]
+
+    async def list_resource_templates(self) -> list[ResourceTemplate]:
+        return [ResourceTemplate(
+            uri_template=SOURCE_URI + "{id}", name="source", title="A source of the ledger",
+            description="The stored text of source [id], its latest version.",
+            mime_type="text/plain")]
+
+    async def read_resource(self, uri: Any, context: Context[Any, Any] | None = None,
+                            ) -> list[ReadResourceContents]:
+        """The stored text of the latest version of ``fetchledger://source/N``."""
+        return await anyio.to_thread.run_sync(self._read_source, str(uri))
+
+    def _read_source(self, uri: str) -> list[ReadResourceContents]:
+        number = uri.removeprefix(SOURCE_URI)
+        if not uri.startswith(SOURCE_URI) or not number.isascii() or not number.isdigit():
+            raise ResourceNotFoundError(f"no resource {uri}: sources are {SOURCE_URI}N")
+        try:
+            with self.config.open() as ledger:
+                text = ledger.text(int(number))
+        except UnknownSource as error:
+            raise ResourceNotFoundError(error.message) from error
+        except FetchLedgerError as error:
+            raise ResourceError(" ".join(tool_error_lines(error))) from error
+        return [ReadResourceContents(content=text, mime_type="text/plain")]
 
     async def run_stdio_async(self) -> None:
-        """Serve on stdin/stdout. When the client closes stdin (it went away), the calls
-        still running are ended: their child processes are killed at once (a command
-        with its whole process group), and the server exits within a second even if a
-        call does not return by itself."""
+        """Serve on stdin/stdout. A line that is not a JSON-RPC message gets its error
+        (-32700 parse error, -32600 invalid request) and the server serves on. When the
+        client closes stdin (it went away), the calls still running are ended: their
+        child processes are killed at once (a command with its whole process group), and
+        the server exits within a second even if a call does not return by itself."""
         from mcp.server.stdio import stdio_server
 
         async with stdio_server() as (incoming, outgoing):
             relay, relayed = anyio.create_memory_object_stream[Any](0)
+            options = self._lowlevel_server.create_initialization_options(
+                NotificationOptions(resources_changed=True))
             async with anyio.create_task_group() as group:
-                group.start_soon(_relay_until_closed, incoming, relay)
-                await self._lowlevel_server.run(
-                    relayed, outgoing, self._lowlevel_server.create_initialization_options())
+                group.start_soon(_relay_until_closed, incoming, relay, outgoing)
+                await self._lowlevel_server.run(relayed, outgoing, options)
                 group.cancel_scope.cancel()
 
     def close(self) -> None:
         self.anchor.close()
 
 
+SOURCE_URI = "fetchledger://source/"
+_SKILL_TITLE = "Writing with fetchledger: the citation rules"
+
+
+def _resource(source: Source) -> Resource:
+    """A source as a resource: its header as the name, its line of ``list`` (kind,
+    versions, last retrieval) as the description, its stored text as the content."""
+    return Resource(uri=f"{SOURCE_URI}{source.id}", name=source.header(),
+                    title=source.title or source.label, description=source.list_line(),
+                    mime_type="text/plain")
+
+
+def _skill() -> tuple[str, str, str]:
+    """The name, description and body of adapters/SKILL.md (shipped in the package)."""
+    text = resources.files("fetchledger").joinpath("SKILL.md").read_text(encoding="utf-8")
+    front, _, body = text.removeprefix("---\n").partition("\n---\n")
+    fields = dict(line.split(": ", 1) for line in front.splitlines())
+    return fields["name"], fields["description"], body.lstrip("\n")
+
+
 _GONE_GRACE = 1.0  # seconds the calls of a client that went away have to finish
 
 
-async def _relay_until_closed(incoming: Any, relay: Any) -> None:
+async def _relay_until_closed(incoming: Any, relay: Any, outgoing: Any) -> None:
     async with relay:
         async for message in incoming:
-            await relay.send(message)
+            if isinstance(message, Exception):  # the line was no JSON-RPC message
+                await outgoing.send(SessionMessage(_unreadable(message)))
+            else:
+                await relay.send(message)
     kill_children()
     threading.Thread(target=_exit_after, args=(_GONE_GRACE,), daemon=True).start()
 
@@ -554,6 +692,21 @@ def _exit_after(seconds: float) -> None:
     time.sleep(seconds)
     logging.shutdown()
     os._exit(0)
+
+
+def _unreadable(error: Exception) -> JSONRPCError:
+    """The answer to a line that is not JSON (-32700), or JSON that is no JSON-RPC
+    message (-32600, with the request's id when it has one)."""
+    problems = error.errors() if isinstance(error, ValidationError) else []
+    if not problems or any(p["type"] == "json_invalid" for p in problems):
+        return JSONRPCError(jsonrpc="2.0", id=None,
+                            error=ErrorData(code=PARSE_ERROR, message="Parse error"))
+    given = next((p["input"] for p in problems if isinstance(p["input"], dict)), {})
+    request_id = given.get("id")
+    if isinstance(request_id, bool) or not isinstance(request_id, (int, str)):
+        request_id = None
+    return JSONRPCError(jsonrpc="2.0", id=request_id,
+                        error=ErrorData(code=INVALID_REQUEST, message="Invalid Request"))
 
 
 def _validation_message(error: ValidationError) -> str:

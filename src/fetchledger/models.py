@@ -23,6 +23,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from .errors import FetchLedgerError, QuoteNotFound
+from .hints import Front, phrased
 from .text.normalize import one_line, printable, printable_line
 
 __all__ = [
@@ -83,10 +84,12 @@ def warning_line(message: str) -> str:
 
 
 def tool_error_lines(error: FetchLedgerError) -> list[str]:
-    """An MCP tool error: ``STATUS: message`` and, when there is one, ``hint: HINT``."""
+    """An MCP tool error: ``STATUS: message`` and, when there is one, ``hint: HINT``
+    (phrased for MCP: it names tools, never CLI verbs)."""
     lines = [f"{error.status}: {printable_line(error.message)}"]
-    if error.hint:
-        lines.append(f"hint: {printable_line(error.hint)}")
+    hint = phrased(error.hint, "mcp")
+    if hint:
+        lines.append(f"hint: {printable_line(hint)}")
     return lines
 
 
@@ -329,12 +332,13 @@ class Failure:
     def to_json(self) -> dict[str, Any]:
         return {"input": self.input, "error": {"status": self.status, "message": self.message}}
 
-    def error_lines(self) -> list[str]:
+    def error_lines(self, front: Front = "cli") -> list[str]:
         """The error line (and hint line) on stderr: a failed retrieval names its input
         and status; bad input's message names the input itself."""
+        hint = phrased(self.hint, front)
         if self.exit_code == 2:
-            return error_lines(self.message, self.hint)
-        return error_lines(f"{self.input}: {self.status}: {self.message}", self.hint)
+            return error_lines(self.message, hint)
+        return error_lines(f"{self.input}: {self.status}: {self.message}", hint)
 
 
 Outcome = Retrieval | Failure
@@ -432,8 +436,8 @@ class Refreshed:
             lines.append(f'[{self.source.id}] drifted: "{printable(quote.text)}" ({where})')
         return lines
 
-    def error_lines(self) -> list[str]:
-        return self.error.error_lines() if self.error else []
+    def error_lines(self, front: Front = "cli") -> list[str]:
+        return self.error.error_lines(front) if self.error else []
 
 
 def refresh_exit_code(outcomes: Iterable[Refreshed]) -> int:

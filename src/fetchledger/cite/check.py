@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import BadInput
+from ..hints import Front, Hint, phrased
 from ..models import Quote
 from ..text.normalize import printable
 from .citations import Citations, Quotation, Sentence, read_citations
@@ -59,7 +60,7 @@ _NOUN_CONTEXT = frozenset(
 _ENTRY = re.compile(r"^\[(\d+)\] |^\[\^(\d+)\]: ")
 # Markers that end a quotation ("…at 100 °C.[3]"): most likely a misplaced citation.
 _TRAILING_MARKERS = re.compile(r"\s*((?:\[\^?\d+\])+)\s*$")
-_RENDER_HINT = "run `fetchledger render DRAFT --in-place` to rewrite the Sources block"
+_RENDER_HINT = Hint("{render} to rewrite the Sources block")
 
 
 @dataclass(frozen=True)
@@ -77,18 +78,19 @@ class Problem:
     def severity(self) -> str:
         return RULES[self.rule]
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, front: Front = "cli") -> dict[str, Any]:
         return {"line": self.line, "column": self.column, "severity": self.severity,
                 "rule": self.rule, "message": self.message, "ids": list(self.ids),
-                "hint": self.hint}
+                "hint": phrased(self.hint, front)}
 
-    def text_lines(self, name: str) -> list[str]:
+    def text_lines(self, name: str, front: Front = "cli") -> list[str]:
         """The finding as printed (a message may quote a source: shown by the display
-        function)."""
+        function); the hint as ``front`` says it."""
         lines = [f"{name}:{self.line}:{self.column}: {self.severity}: {self.message} "
                  f"[{self.rule}]"]
-        if self.hint:
-            lines.append(f"    hint: {self.hint}")
+        hint = phrased(self.hint, front)
+        if hint:
+            lines.append(f"    hint: {hint}")
         return [printable(line) for line in lines]
 
 
@@ -117,8 +119,8 @@ class CheckReport:
     def exit_code(self) -> int:
         return 0 if self.ok else 1
 
-    def to_json(self) -> dict[str, Any]:
-        return {"ok": self.ok, "problems": [p.to_json() for p in self.problems]}
+    def to_json(self, front: Front = "cli") -> dict[str, Any]:
+        return {"ok": self.ok, "problems": [p.to_json(front) for p in self.problems]}
 
     def summary(self, name: str) -> str:
         errors, warnings = len(self.errors), len(self.warnings)
@@ -199,8 +201,7 @@ class _Checker:
                     yield self.problem(
                         marker.start, "unknown-id", f"no source {self.shown(source_id)} in "
                         "this ledger", (source_id,),
-                        "cite only ids that fetch, read, run or quotes handed out "
-                        "(`fetchledger list` shows them)")
+                        Hint("cite only ids that {retrievals} handed out ({list} them)"))
             if marker.grouped:
                 written = self.draft.text[marker.start : marker.end]
                 fixed = "".join(f"[{n}]" for n in marker.ids)
@@ -313,8 +314,8 @@ class _Checker:
             f'the quotation "{shown}" is verbatim in version {quote.version} of '
             f"{self.shown(quote.source_id)}, not in its latest version {source.version} "
             f"(retrieved {source.retrieved_at})", ids,
-            "the source changed since it was quoted: `fetchledger refresh` shows what "
-            "drifted; quote the current text, or say which version you cite")
+            Hint("the source changed since it was quoted: {refresh} what drifted; quote "
+                 "the current text, or say which version you cite"))
 
     def misplaced_marker(self, quotation: Quotation) -> Problem | None:
         """``marker-in-quotation`` when the quotation ends in markers and its words
@@ -355,8 +356,7 @@ class _Checker:
                 paragraph.origin[sentence.start + figure.start], "figure-drift",
                 f"the {kind} {figure.written} is in none of the sources this sentence cites "
                 f"({cited})", ids,
-                "take figures from the quoted words: `fetchledger quotes WORDS --source N` "
-                "finds the passage")
+                Hint("take figures from the quoted words: {quotes} the passage"))
 
     def coverage(self) -> Iterator[Problem]:
         for sentences in self.by_paragraph.values():

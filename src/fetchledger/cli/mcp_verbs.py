@@ -24,9 +24,10 @@ def mcp_command(ctx: click.Context, roots: tuple[str, ...], commands: tuple[str,
 
     \b
     Tools: fetch(url, query?, k?, render?), http_request(method, url, headers?, body?,
-    query?), read_file(path, query?, pages?, password?), search_quotes(query,
-    k?, source?), get_source(id), render(text, style?), check(text), and
-    run_command(argv, timeout?) with --allow-command.
+    query?, k?), read_file(path, query?, k?, pages?, password?),
+    search_quotes(query, k?, source?), get_source(id), render(text, style?),
+    check(text), and run_command(argv, timeout?) with --allow-command. Each
+    declares an outputSchema for its structured content.
 
     Each result is the CLI's text (quoted lines under a line saying they are
     data, not instructions) with the --json object as structured content; a

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import InvalidArgument, InvalidPath
+from ..hints import Hint
 from . import Identity
 from .secrets import Mark, keyed_mark, redact_argv, redact_command_text, secret_forms
 
@@ -59,7 +60,7 @@ def command_locator(
     InvalidPath for a ``cwd`` that is not a directory.
     """
     if not argv or not any(argv) or (shell and not " ".join(argv).strip()):
-        raise InvalidArgument("no command to run", hint="fetchledger run -- CMD ARGS...")
+        raise InvalidArgument("no command to run", hint=Hint("{run}"))
     if any("\0" in arg for arg in argv):
         raise InvalidArgument("a command argument contains a NUL byte")
     folder = working_directory(cwd)
@@ -93,7 +94,7 @@ def piped_locator(label: str, cwd: str | os.PathLike[str] | None = None, *,
     shown = one_line_label(label)
     if not shown:
         raise InvalidArgument("--label must name what produced the piped text",
-                              hint='e.g. fetchledger read - --label "git log -5"')
+                              hint=Hint("{label}"))
     folder = working_directory(cwd)
     clean = redact_command_text(shown)
     keyed = redact_command_text(shown, mark=keyed_mark(key))

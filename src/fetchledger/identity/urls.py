@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import InvalidPath, InvalidURL
+from ..hints import Hint
 from .addresses import parse_ip_host
 from .secrets import (
     REDACTED,
@@ -77,7 +78,7 @@ def file_locator(path: str | os.PathLike[str]) -> Path:
                           hint="pass the files inside it, e.g. a shell glob")
     if not resolved.is_file():
         raise InvalidPath(f"{path} is not a regular file (a device, pipe or socket)",
-                          hint="pipe its content with `fetchledger read -` instead")
+                          hint=Hint("{read_piped}"))
     return resolved
 
 
@@ -106,7 +107,7 @@ def parse_http_url(url: str) -> httpx.URL:
     if scheme.group(1).lower() not in ("http", "https"):
         raise InvalidURL(f"only http and https URLs can be fetched, not {scheme.group(1)}:"
                          f" ({shown_url(text)})",
-                         hint="use `fetchledger read PATH` for local files")
+                         hint=Hint("{read} for local files"))
     import httpx  # here, not at import time: reading files needs no HTTP stack
 
     text = _resolved_path(_canonical_ipv4_host(text))

@@ -23,6 +23,7 @@ import httpx
 from protego import Protego
 
 from ..errors import HTTPStatusError, RobotsDenied
+from ..hints import Hint
 from ..identity.urls import parse_http_url, redact_url
 from .client import AsyncHTTPClient, HTTPClient, HTTPRequest, HTTPResponse
 
@@ -107,10 +108,10 @@ class RobotsCache:
         host = parse_http_url(url).host
         if rules.disallow_all:
             raise RobotsDenied(f"{host} is off limits: {rules.disallow_all}",
-                               hint="fetch without --robots to ignore robots.txt")
+                               hint=Hint("{no_robots}"))
         if rules.parser is not None and not rules.parser.can_fetch(str(url), self.token):
             raise RobotsDenied(f"robots.txt of {host} disallows {shown} for {self.token}",
-                               hint="fetch without --robots to ignore robots.txt")
+                               hint=Hint("{no_robots}"))
 
 
 def _unwrap(response: HTTPResponse | HTTPStatusError) -> HTTPResponse:
