@@ -9,6 +9,7 @@ the ranked quotes, the hashes and the compressed raw bytes. A page to be
 rendered in a browser comes back as :class:`RenderWanted`; once batch has
 rendered it, :func:`prepare_rendered` reads the DOM. The main process only
 fetches, renders (in render processes of their own) and writes.
+``reextract`` uses the same pool for stored raw bytes (:func:`prepare_again`).
 
 A worker is a fresh interpreter started by the batch process through the
 one child-process runtime (:mod:`fetchledger.adapters.children`), which
@@ -41,6 +42,7 @@ from ..adapters.children import (
     quiet,
     read_frame,
     read_frame_async,
+    start_reaper,
 )
 from ..adapters.stored import document_from_stored, replay_document
 from ..adapters.web import Shell, read_response, rendered_document, without_browser
@@ -140,8 +142,8 @@ def prepare_stored(
 
 def prepare_again(stored: StoredRaw, key: bytes, limits: Limits) -> Prepared | WorkFailure:
     """Today's extraction of a stored version's raw bytes, prepared as a version that
-    keeps the bytes' retrieval time and hands out no snippet (``reextract``, in a worker
-    or in its own process). Capped bytes fail as ``raw_capped``."""
+    keeps the bytes' retrieval time and hands out no snippet (``reextract``: in a worker,
+    or in the caller's process for a few sources). Capped bytes fail as ``raw_capped``."""
     prepared = _prepared(lambda: document_from_stored(stored, limits=limits, key=key),
                          None, 0, limits, retrieved_at=stored.retrieved_at)
     assert not isinstance(prepared, RenderWanted)
@@ -206,7 +208,10 @@ def serve() -> None:
 class _Worker:
     def __init__(self, process: asyncio.subprocess.Process) -> None:
         self.process = process
-        self.child = Child(process.pid).track()
+        # Its own process group, tied to the reaper: it dies with the batch however the
+        # batch dies, even while it is still starting (before it can ask for the
+        # parent-death signal: seconds on a loaded machine).
+        self.child = Child(process.pid, group=True).track()
 
     async def call(self, name: str, args: tuple[Any, ...]) -> Any:
         stdin, stdout = self.process.stdin, self.process.stdout
@@ -219,8 +224,8 @@ class _Worker:
             raise WorkerDied(f"the extraction process {self.process.pid} died") from exc
 
     def kill(self) -> None:
-        with contextlib.suppress(ProcessLookupError):
-            self.process.kill()  # nothing once asyncio has reaped it
+        if self.process.returncode is None:  # nothing once asyncio has reaped it
+            self.child.kill()
 
     async def wait(self) -> None:
         await self.process.wait()
@@ -242,9 +247,10 @@ class WorkerPool:
         return self
 
     async def _spawn(self) -> _Worker:
+        start_reaper()  # before the worker's group exists: it is tied the moment it does
         process = await asyncio.create_subprocess_exec(
             *interpreter_argv(WORKER_ENTRY), stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE)
+            stdout=asyncio.subprocess.PIPE, start_new_session=True)
         worker = _Worker(process)
         self._workers.append(worker)
         return worker
