@@ -26,7 +26,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from fetchledger import Ledger
+from fetchledger import Ledger, json_schema
 from fetchledger.cite import STYLES
 from fetchledger.mcp import DATA_PREFACE
 
@@ -185,6 +185,8 @@ def test_every_tool_declares_its_output_schema(commands: McpSession) -> None:
         schema = tool.output_schema
         assert schema is not None and schema["type"] == "object", name
         jsonschema.Draft202012Validator.check_schema(schema)
+        assert schema["anyOf"][1] == {k: v for k, v in json_schema("failure").items()
+                                      if k != "$schema"}, name
     # the schemas are tight: a member too many or too few does not validate
     retrieval = commands.tools()["run_command"].output_schema
     assert retrieval is not None

@@ -428,8 +428,8 @@ _ANNOTATIONS = {
 
 
 # Each tool's outputSchema: the shape (fetchledger.shapes) of its structured content when it
-# succeeds. A tool error's structured content is the "failure" shape; clients validate
-# only results that are not errors, as the specification has it.
+# succeeds, or the "failure" shape of a tool error (the TypeScript SDK, and so the MCP
+# Inspector, validates an error's structured content against the schema too).
 _OUTPUT_SHAPES = {
     "fetch": "retrieval", "http_request": "retrieval", "read_file": "retrieval",
     "run_command": "retrieval", "search_quotes": "quotes", "get_source": "source-details",
@@ -471,7 +471,7 @@ def _tools(config: ServerConfig, bodies: LedgerTools) -> dict[str, Tool]:
                                   annotations=_ANNOTATIONS[name])
         tool.parameters = _tidy(tool.parameters)
         # Read live by the SDK (no model: the results are CallToolResults already).
-        tool.fn_metadata.output_schema = json_schema(_OUTPUT_SHAPES[name])
+        tool.fn_metadata.output_schema = json_schema(_OUTPUT_SHAPES[name], or_failure=True)
         tools[name] = tool
     return tools
 
