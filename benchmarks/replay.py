@@ -14,9 +14,10 @@ alternating rounds (best of R), the same unchanged pages are checked again:
 **reextract.** Every corpus page is fetched into a ledger by today's code and by
 the code of ``--old-ref`` (default ``73a995d``: v0.1, before the real-pages
 extraction fixes of issue 11), run from a ``git archive`` of that commit. Then
-today's ``reextract --all`` runs on both: pages per second (beside extracting
-the same raw bytes alone, no ledger), how many texts change, how many of the
-quotes the old code handed out no longer stand.
+today's ``reextract --all`` runs on both, on two copies of each: in one process
+and in batch's worker processes (one per usable core); pages per second (beside
+extracting the same raw bytes alone, no ledger), how many texts change, how
+many of the quotes the old code handed out no longer stand.
 
     .venv/bin/python benchmarks/replay.py [--pages N] [--rounds R] [--old-ref REF]
 
@@ -30,6 +31,8 @@ import contextlib
 import hashlib
 import json
 import os
+import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -43,6 +46,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from fetchledger import Ledger
 from fetchledger.adapters.extract import decode_html, extract_html
+from fetchledger.batch.worker import usable_cores
 
 from _common import ROOT, corpus_or_skip, table
 
@@ -60,6 +64,10 @@ class _Counting:
 
     def flush(self) -> None:
         self.inner.flush()
+
+    def __getattr__(self, name: str) -> Any:
+        # the rest of the file interface (``closed``, ``close``: socketserver's finish)
+        return getattr(self.inner, name)
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -211,35 +219,55 @@ def bench_reextract(pages: list[Path], old_ref: str, folder: Path) -> None:
     old = old_source(old_ref, folder / "old")
     rows = []
     started = time.perf_counter()
-    for body in bodies:
+    for body in bodies:  # (imports and first-call costs included, as in reextract)
         with contextlib.suppress(Exception):  # a page that fails, fails in both
             extract_html(decode_html(body, None))
     alone = time.perf_counter() - started
     rows.append(["extraction alone (decode + extract_html, no ledger)", len(bodies),
-                 f"{alone:.1f}", f"{len(bodies) / alone:.1f}", "—", "—", "—"])
+                 f"{alone:.1f}", f"{len(bodies) / alone:.1f}", "—", "—", "—", "—", "—"])
     for label, source in (("built by today's code", None),
                           (f"built by {old_ref} (v0.1)", old)):
         if label.startswith("built by " + old_ref) and source is None:
-            rows.append([f"{label}: no git archive of {old_ref} here", "—", "—", "—", "—",
-                         "—", "—"])
+            rows.append([f"{label}: no git archive of {old_ref} here", *["—"] * 8])
             continue
         path = folder / f"{'today' if source is None else 'old'}.db"
         build_with(source, path, urls)
-        with Ledger(path) as ledger:
-            quotes = len(ledger.recorded_quotes())
-            started = time.perf_counter()
-            outcomes = ledger.reextract()
-            seconds = time.perf_counter() - started
-        changed = sum(o.changed for o in outcomes)
-        failed = sum(o.error is not None for o in outcomes)
-        drifted = sum(len(o.drifted) for o in outcomes)
-        rows.append([f"reextract --all, ledger {label}", len(outcomes), f"{seconds:.1f}",
-                     f"{len(outcomes) / seconds:.1f}", f"{changed} ({changed / len(outcomes):.0%})",
-                     failed, f"{drifted} of {quotes}"])
+        twin = path.with_suffix(".twin.db")
+        shutil.copyfile(path, twin)  # the same ledger for each way of extracting
+        for ledger_path, workers in ((path, 1), (twin, None)):
+            rows.append(_reextracted(ledger_path, workers, label))
     server.shutdown()
     print(f"\n### reextract over {len(pages)} corpus pages\n")
-    print(table(["run", "pages", "seconds", "pages/s", "texts changed", "failed",
-                 "recorded quotes drifted"], rows))
+    print(table(["run", "pages", "seconds", "pages/s", "CPU s here", "CPU s in workers",
+                 "texts changed", "failed", "recorded quotes drifted"], rows))
+
+
+def _reextracted(path: Path, workers: int | None, label: str) -> list[object]:
+    """One ``reextract --all`` of the ledger at ``path``: its table row."""
+    with Ledger(path) as ledger:
+        quotes = len(ledger.recorded_quotes())
+        cpu_before = _cpu()
+        started = time.perf_counter()
+        outcomes = ledger.reextract(workers=workers)
+        seconds = time.perf_counter() - started
+        cpu_after = _cpu()
+    here, children = (cpu_after[0] - cpu_before[0], cpu_after[1] - cpu_before[1])
+    changed = sum(o.changed for o in outcomes)
+    failed = sum(o.error is not None for o in outcomes)
+    drifted = sum(len(o.drifted) for o in outcomes)
+    how = "in one process" if workers == 1 else f"{usable_cores()} workers"
+    return [f"reextract --all ({how}), ledger {label}", len(outcomes), f"{seconds:.1f}",
+            f"{len(outcomes) / seconds:.1f}", f"{here:.1f}", f"{children:.1f}",
+            f"{changed} ({changed / len(outcomes):.0%})", failed, f"{drifted} of {quotes}"]
+
+
+def _cpu() -> tuple[float, float]:
+    """CPU seconds (user + system) of this process and of its reaped children (the
+    workers): on a shared machine the wall time says how busy it was, these what the
+    work cost and where it ran."""
+    own, children = (resource.getrusage(who) for who in
+                     (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
+    return own.ru_utime + own.ru_stime, children.ru_utime + children.ru_stime
 
 
 def main() -> None:

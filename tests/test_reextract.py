@@ -3,6 +3,7 @@ a changed text is a new version, recorded quotes the new text lost are reported.
 
 from __future__ import annotations
 
+import importlib
 import json
 from pathlib import Path
 
@@ -11,7 +12,10 @@ from click.testing import CliRunner
 
 from fetchledger import Document, Ledger, Limits
 from fetchledger.adapters.extract import extractor_version
+from fetchledger.adapters.pdf import PDF_REVISION
 from fetchledger.cli import cli
+from fetchledger.text.normalize import text_extractor_version
+from pdfgen import make_pdf
 
 pytestmark = pytest.mark.both_backends
 
@@ -135,6 +139,96 @@ def test_commands_and_piped_text_are_extracted_again(tmp_path: Path, ledger: Led
     piped = ledger.read_piped("caf\xe9 au lait\n".encode("cp1252"), label="legacy")
     outcomes = ledger.reextract([ran.source.id, piped.source.id])
     assert [(o.changed, o.error) for o in outcomes] == [(False, None), (False, None)]
+
+
+def test_workers_give_what_one_process_gives(tmp_path: Path, ledger: Ledger,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """Many sources are extracted in worker processes; the outcomes come in source order
+    and the versions written are those extracting in this process writes."""
+    # (``fetchledger.replay.reextract`` is also the function the package exports)
+    module = importlib.import_module("fetchledger.replay.reextract")
+    started: list[int] = []
+
+    class CountedPool(module.WorkerPool):
+        async def start(self) -> module.WorkerPool:
+            started.append(self.size)
+            return await super().start()
+
+    monkeypatch.setattr(module, "WorkerPool", CountedPool)
+    count = 2 * module.PER_WORKER
+    for i in range(count):
+        legacy(ledger, tmp_path / f"p{i}.html", raw=PAGE.replace(b"Everest", b"Everest %d" % i),
+               text=OLD_TEXT.replace("Everest", f"Everest {i}"), k=0)
+        ledger.quote(i + 1, "Subscribe to our newsletter.")
+    # every third one is extracted in this process first: today's text is already stored
+    alone = ledger.reextract(range(1, count + 1, 3), workers=1)
+    assert started == [] and all(o.changed for o in alone)
+
+    seen: list[int] = []
+    outcomes = ledger.reextract(workers=2, on_outcome=lambda o: seen.append(o.source.id))
+
+    assert started == [2]
+    assert seen == [o.source.id for o in outcomes] == list(range(1, count + 1))
+    assert [o.changed for o in outcomes] == [i % 3 != 0 for i in range(count)]
+    assert all(o.source.versions == 2 and o.error is None for o in outcomes)
+    assert all([q.text for q in o.drifted] == ["Subscribe to our newsletter."]
+               for o in outcomes)
+    made_here = ledger.text(1)
+    assert [ledger.text(i + 1) for i in range(count)] == [
+        made_here.replace("Everest 0", f"Everest {i}") for i in range(count)]
+
+
+def test_every_kind_records_the_revision_of_its_text(tmp_path: Path, ledger: Ledger) -> None:
+    """The version recorded names our own revision of the text-making code for every
+    kind, so a ledger says which extraction made each text (the NFC and invisible
+    character normalization changed the text of every kind)."""
+    pdf = tmp_path / "paper.pdf"
+    pdf.write_bytes(make_pdf([["Water boils at 100 degrees at sea level."]]))
+    ran = ledger.run(["printf", "one\\n"])
+    piped = ledger.read_piped(b"two\n", label="piped")
+    read = ledger.read(pdf)
+    versions = {r.source.kind + "/" + ledger.details(r.source.id).versions[0]["extractor"]:
+                ledger.details(r.source.id).versions[0]["extractor_version"]
+                for r in (ran, piped, read)}
+    assert versions["command/command"] == versions["command/stdin"] == text_extractor_version()
+    [(name, pdf_version)] = [(k, v) for k, v in versions.items() if k.startswith("file/")]
+    assert pdf_version.endswith(f"; fetchledger pdf.{PDF_REVISION}"), (name, pdf_version)
+
+
+OLD_OUTPUT = "cafe\u0301 au\u200b lait"  # what output stored before NFC: decomposed, invisible
+
+
+@pytest.mark.parametrize("kind", ["command", "stdin", "pdf"])
+def test_a_text_stored_before_normalization_gets_it(tmp_path: Path, ledger: Ledger,
+                                                     kind: str) -> None:
+    """A version stored before the text was NFC without invisible characters (with the
+    extractor version of then) becomes a new version under today's revision."""
+    if kind == "pdf":
+        raw = make_pdf([["The caf\u00e9 au lait is served at noon."]])
+        document = Document(kind="file", locator=str(tmp_path / "menu.pdf"),
+                            display=str(tmp_path / "menu.pdf"),
+                            text="The cafe\u0301 au\u200b lait is served at noon.", raw=raw,
+                            extractor="pdfium", extractor_version="pypdfium2 4.0 (PDFium 1)",
+                            meta={"size": len(raw), "content_type": "application/pdf"})
+    else:
+        raw = "caf\u00e9 au lait\n".encode()
+        meta: dict[str, object] = {"argv": ["printf", "x"], "cwd": str(tmp_path),
+                                   "exit_code": 0}
+        if kind == "stdin":
+            meta = {"label": "menu", "cwd": str(tmp_path), "piped": True}
+        document = Document(kind="command", locator=f"{kind}:menu", display=f"{kind}: menu",
+                            text=OLD_OUTPUT, raw=raw, extractor=kind,
+                            extractor_version="0.1.0", meta=meta)
+    source_id = ledger.register(document, k=0).source.id
+    [outcome] = ledger.reextract([source_id])
+    assert outcome.changed and outcome.source.id == source_id and outcome.source.versions == 2
+    latest = ledger.details(source_id).versions[-1]
+    assert "\u200b" not in ledger.text(source_id) and "caf\u00e9 au lait" in ledger.text(source_id)
+    if kind == "pdf":
+        assert latest["extractor_version"].endswith(f"fetchledger pdf.{PDF_REVISION}")
+    else:
+        assert latest["extractor"] == kind
+        assert latest["extractor_version"] == text_extractor_version()
 
 
 def test_cli_json_lines_and_exit_codes(tmp_path: Path, ledger_path: Path) -> None:

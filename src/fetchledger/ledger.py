@@ -630,14 +630,18 @@ class Ledger:
     # --- keeping evidence checkable -------------------------------------------------
 
     def reextract(self, source_ids: Iterable[int] | None = None, *,
-                  on_outcome: Callable[[Refreshed], None] | None = None) -> list[Refreshed]:
+                  on_outcome: Callable[[Refreshed], None] | None = None,
+                  workers: int | None = None) -> list[Refreshed]:
         """Run today's extraction again on the stored raw bytes of each source (all by
         default), no network: a text that changes becomes a new version of the same id.
         Each outcome lists the recorded quotes its latest version no longer holds.
+        ``workers``: extraction processes (default one per usable core; 1: none).
         See :mod:`fetchledger.replay.reextract`."""
         from .replay import reextract
 
-        return reextract(self, self._existing(source_ids), on_outcome)
+        if workers is not None and workers < 1:
+            raise InvalidArgument(f"workers must be at least 1, not {workers}")
+        return reextract(self, self._existing(source_ids), on_outcome, workers=workers)
 
     def refresh(self, source_ids: Iterable[int] | None = None, *,
                 on_outcome: Callable[[Refreshed], None] | None = None) -> list[Refreshed]:

@@ -34,7 +34,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from .._version import __version__
 from ..config import Limits, check_seconds
 from ..document import Document
 from ..errors import (
@@ -48,7 +47,7 @@ from ..errors import (
 from ..hints import Hint
 from ..identity.commands import CommandLocator, command_locator, piped_locator
 from ..identity.secrets import scrub_bytes
-from ..text.normalize import clean_lines, looks_binary, one_line
+from ..text.normalize import clean_lines, looks_binary, one_line, text_extractor_version
 from .children import Child, start_reaper
 from .protocol import CommandInput, PipedInput
 
@@ -128,8 +127,8 @@ class CommandAdapter:
             meta["signal"] = _signal_name(-ran.exit_code)
         return Document(
             kind="command", locator=where.locator, display=where.display, text=text,
-            raw=ran.output, extractor="command", extractor_version=__version__, meta=meta,
-            warnings=tuple(warnings),
+            raw=ran.output, extractor="command", extractor_version=text_extractor_version(),
+            meta=meta, warnings=tuple(warnings),
         )
 
 
@@ -160,7 +159,7 @@ class PipedAdapter:
         text, warnings = read_output(raw, where.display)
         return Document(
             kind="command", locator=where.locator, display=where.display, text=text, raw=raw,
-            extractor="stdin", extractor_version=__version__,
+            extractor="stdin", extractor_version=text_extractor_version(),
             meta={"label": where.command_line, "cwd": where.cwd, "command_line":
                   where.command_line, "piped": True, "output_bytes": len(raw)},
             warnings=tuple(warnings),
@@ -349,7 +348,9 @@ def _legacy_encoding(raw: bytes) -> str:
 
 
 def output_text(decoded: str) -> str:
-    """Stored text of command output: one line per output line, terminal codes gone."""
+    """Stored text of command output: one line per output line, terminal codes gone.
+    A change here that changes the text of the same output bumps ``TEXT_REVISION``
+    (the version recorded for command output, as for text files)."""
     text = _ANSI.sub("", decoded).replace("\r\n", "\n")
     lines = []
     for line in text.split("\n"):

@@ -64,9 +64,15 @@ from .pdftext import (
 )
 from .sandbox import ChildFailed, ChildLimits, Emit, run_in_child
 
-__all__ = ["PDF_ENGINES", "extract_pages", "read_pdf"]
+__all__ = ["PDF_ENGINES", "PDF_REVISION", "extract_pages", "read_pdf"]
 
 PDF_ENGINES = ("auto", "pdfium", "pypdf")
+
+# Bumped whenever the stored text of the same PDF bytes changes for a reason of ours
+# (paragraph joining, page assembly, normalization), as the engines' own versions say
+# when theirs does: ``reextract`` then finds the text of an older version may differ.
+# 2: text in NFC without invisible format characters (issue 11).
+PDF_REVISION = 2
 
 _ENTRY = "fetchledger.adapters.pdf:extract_pages"
 
@@ -193,7 +199,8 @@ def _document(
     return Document(
         kind=kind, locator=locator, display=locator, text="\n".join(parts), raw=raw,
         title=title, author=author or None, extractor="+".join(engines),
-        extractor_version="; ".join(versions.get(name, name) for name in engines),
+        extractor_version="; ".join([*(versions.get(name, name) for name in engines),
+                                     f"fetchledger pdf.{PDF_REVISION}"]),
         meta={**meta, "content_type": "application/pdf", "pages": head["pages"],
               "encrypted": bool(head.get("encrypted")), "engines": engines},
         pages=tuple(spans), warnings=tuple(_warnings(page_frames, texts)),

@@ -25,12 +25,12 @@ from typing import Any
 
 import httpx
 
-from .._version import __version__
 from ..config import Limits
 from ..document import Document, StoredRaw
 from ..errors import OfflineMiss, RawCapped
 from ..identity import Identity
 from ..net.client import HTTPResponse
+from ..text.normalize import text_extractor_version
 from .command import read_output
 from .files import file_document
 from .http import request_identity
@@ -63,7 +63,8 @@ def document_from_stored(stored: StoredRaw, *, limits: Limits, key: bytes) -> Do
         text, warnings = read_output(stored.raw, stored.display)
         document = Document(kind="command", locator=stored.locator, display=stored.display,
                             text=text, raw=stored.raw, extractor=stored.extractor,
-                            extractor_version=__version__, meta=dict(stored.meta),
+                            extractor_version=text_extractor_version(),
+                            meta=dict(stored.meta),
                             warnings=tuple(warnings))
     elif stored.extractor == HEADERS:
         document = Document(kind=stored.kind, locator=stored.locator, display=stored.display,

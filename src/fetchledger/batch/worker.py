@@ -42,7 +42,7 @@ from ..adapters.children import (
     read_frame,
     read_frame_async,
 )
-from ..adapters.stored import replay_document
+from ..adapters.stored import document_from_stored, replay_document
 from ..adapters.web import Shell, read_response, rendered_document, without_browser
 from ..errors import FetchLedgerError, RetrievalFailed, retrieval_error_for_status
 from ..store.prepare import prepare
@@ -61,6 +61,7 @@ __all__ = [
     "WorkFailure",
     "WorkerDied",
     "WorkerPool",
+    "prepare_again",
     "prepare_rendered",
     "prepare_response",
     "prepare_stored",
@@ -137,13 +138,25 @@ def prepare_stored(
     return prepared
 
 
+def prepare_again(stored: StoredRaw, key: bytes, limits: Limits) -> Prepared | WorkFailure:
+    """Today's extraction of a stored version's raw bytes, prepared as a version that
+    keeps the bytes' retrieval time and hands out no snippet (``reextract``, in a worker
+    or in its own process). Capped bytes fail as ``raw_capped``."""
+    prepared = _prepared(lambda: document_from_stored(stored, limits=limits, key=key),
+                         None, 0, limits, retrieved_at=stored.retrieved_at)
+    assert not isinstance(prepared, RenderWanted)
+    return prepared
+
+
 def _prepared(document: Callable[[], Document | RenderWanted], query: str | None, k: int,
-              limits: Limits) -> Prepared | WorkFailure | RenderWanted:
+              limits: Limits, *, retrieved_at: str | None = None,
+              ) -> Prepared | WorkFailure | RenderWanted:
     try:
         read = document()
         if isinstance(read, RenderWanted):
             return read
-        return prepare(read, query=query, k=k, max_raw_stored=limits.max_raw_stored)
+        return prepare(read, query=query, k=k, max_raw_stored=limits.max_raw_stored,
+                       retrieved_at=retrieved_at)
     except FetchLedgerError as error:
         status = error.status if isinstance(error, RetrievalFailed) else "corrupt"
         return WorkFailure(status, error.message, error.hint)
@@ -164,6 +177,7 @@ def usable_cores() -> int:
 
 _FUNCTIONS: dict[str, Callable[..., Any]] = {"prepare_response": prepare_response,
                                              "prepare_stored": prepare_stored,
+                                             "prepare_again": prepare_again,
                                              "prepare_rendered": prepare_rendered,
                                              "ping": os.getpid}
 

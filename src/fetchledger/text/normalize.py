@@ -52,12 +52,14 @@ def visible_nfc(text: str) -> str:
     return text if unicodedata.is_normalized("NFC", text) else unicodedata.normalize("NFC", text)
 
 
-# Bumped whenever the stored text of the same bytes changes (text, Markdown, CSV).
+# Bumped whenever the stored text of the same bytes changes (text, Markdown, CSV, command
+# and piped output).
+# 2: NFC without invisible format characters (issue 11).
 TEXT_REVISION = 2
 
 
 def text_extractor_version() -> str:
-    """The extractor version recorded for text kinds: ``0.1.0+text.2``."""
+    """The extractor version recorded for text kinds and command output: ``0.1.0+text.2``."""
     return f"{__version__}+text.{TEXT_REVISION}"
 
 
