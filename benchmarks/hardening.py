@@ -40,7 +40,8 @@ TESTS = ["tests/test_hardening_giants.py", "tests/test_hardening_fuzz.py",
          "tests/test_hardening_leaks.py", "tests/test_secret_rules.py",
          "tests/web/test_secret_echoes.py", "tests/web/test_identity_keyed.py",
          "tests/test_identity_upgrade.py", "tests/test_lifetimes.py",
-         "tests/test_forged_output.py", "tests/test_clean_errors.py"]
+         "tests/test_forged_output.py", "tests/test_clean_errors.py",
+         "tests/test_leak_variants.py"]  # issue 13, second red-team pass
 
 HTTPX_BASELINE = """
 import json, resource, sys, httpx

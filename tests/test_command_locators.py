@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from fetchledger import InvalidArgument, InvalidPath
+from fetchledger.identity.command_secrets import redact_argv, redact_command_text
 from fetchledger.identity.commands import command_line, command_locator, piped_locator
-from fetchledger.identity.secrets import is_secret_name, redact_argv, redact_command_text
+from fetchledger.identity.secrets import is_secret_name
 
 KEY = b"k" * 32
 

@@ -27,6 +27,8 @@ FORGERS = {
     "newline": "\n", "carriage return": "\r", "escape": "\x1b[2J", "C1 CSI": "\x9b31m",
     "vertical tab": "\v", "next line": "\x85", "line separator": "\u2028",
     "right-to-left override": "\u202e", "isolate": "\u2067", "nul-ish": "\x07",
+    # issue 13, second pass: invisible text a model reads (tag characters), annotations
+    "tag characters": "\U000e0049\U000e0067\U000e006e", "annotation": "\ufff9",
 }
 
 
@@ -35,7 +37,8 @@ def _raw_controls(text: str) -> list[str]:
     the text (the newlines that separate printed lines excepted)."""
     return [c for line in text.split("\n") for c in line
             if unicodedata.category(c) in ("Cc", "Zl", "Zp") or c in "\u061c\u200e\u200f"
-            or "\u202a" <= c <= "\u202e" or "\u2066" <= c <= "\u2069"]
+            or "\u202a" <= c <= "\u202e" or "\u2066" <= c <= "\u2069"
+            or "\ufff9" <= c <= "\ufffb" or "\U000e0000" <= c <= "\U000e007f"]
 
 
 @pytest.mark.parametrize(("text", "shown"), [

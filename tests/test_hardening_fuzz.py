@@ -26,7 +26,7 @@ from fetchledger.adapters.curl_args import parse_curl_args
 from fetchledger.cite import STYLES, check, render
 from fetchledger.errors import BadInput, InvalidArgument, InvalidURL, UnknownSource
 from fetchledger.identity.secrets import REDACTED
-from fetchledger.identity.urls import normalize_url, parse_http_url, redact_url
+from fetchledger.identity.urls import normalize_url, parse_http_url, redact_url, url_identity
 from fetchledger.text.normalize import LINE_BREAKS, clean_lines
 from fetchledger.text.passages import MAX_PASSAGE, MAX_QUOTE, select_quotes, split_passages
 
@@ -183,6 +183,12 @@ def urls(draw: st.DrawFn) -> tuple[str, list[str]]:
         userinfo = f"{user}:{password}@" if draw(st.booleans()) else f"{user}@"
         secrets = secrets if ":" in userinfo else secrets[:1]
     path = "/" + draw(st.text(path_chars, max_size=20))
+    for name in draw(st.lists(param_names, max_size=2)):  # path parameters: ;jsessionid=V
+        value = draw(st.one_of(secret_values, st.text(string.ascii_letters, max_size=6)))
+        path += f";{name}={value}" + draw(st.sampled_from(["", "/", "/x"]))
+        if value.startswith(SECRET) and name.lower() not in {"q", "page", "a", "utm_source",
+                                                              "fbclid", "gclid", "q%20x", ""}:
+            secrets.append(value)
     params = []
     for name in draw(st.lists(param_names, max_size=5)):
         value = draw(st.one_of(secret_values, st.text(string.ascii_letters + "%+= ",
@@ -213,6 +219,9 @@ def test_normalize_url_only_raises_invalid_url_is_idempotent_and_hides_secrets(
         return
     event("valid")
     assert normalize_url(normal) == normal
+    identity = url_identity(url, b"k" * 32)
+    assert url_identity(identity, b"k" * 32) == identity
+    assert all(secret not in identity for secret in secrets), (url, identity)
     assert parse_http_url(normal).scheme in ("http", "https")
     for shown in (normal, redact_url(url)):
         for secret in secrets:

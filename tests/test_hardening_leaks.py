@@ -21,8 +21,8 @@ from collections.abc import Callable
 
 import pytest
 
+from fetchledger.identity.command_secrets import redact_argv, redact_command_text
 from fetchledger.identity.commands import command_locator
-from fetchledger.identity.secrets import redact_argv, redact_command_text
 
 from measured import HEAVY, record_fact
 
@@ -38,6 +38,15 @@ SHAPES: dict[str, list[str]] = {
     "sh -c, one quoted 100k word": ["sh", "-c", "echo '" + "q" * SIZE + "'"],
     "sh -c, 12,500 secret assignments": ["sh", "-c", "TOKEN=1 " * (SIZE // 8)],
     "10,000 distinct secret values": ["tool", *(f"--token=v{n}" for n in range(10_000))],
+    # issue 13, second pass
+    "sh -c, 50,000 escapes in one double-quoted word":
+        ["sh", "-c", 'x --token="' + "\\a" * (SIZE // 2) + '" :'],
+    "sh -c, 50,000 escapes in one $'...' word":
+        ["sh", "-c", "x --token=$'" + "\\a" * (SIZE // 2) + "' :"],
+    "JSON, 8,000 unclosed secret keys": ["tool", '{"token": "' * (SIZE // 12)],
+    "a form body of 14,000 pairs": ["curl", "-d", "&".join(["ab=cd"] * (SIZE // 7))],
+    "sh -c, 6,000 sshpass -p": ["sh", "-c", "sshpass -p pw1 x; " * (SIZE // 17)],
+    "8,000 one-dash secret options": ["tool", *(["-token", "v4lue"] * (SIZE // 12))],
 }
 _FRESH = itertools.count()
 _OLD_URL = re.compile(r"[a-zA-Z][a-zA-Z0-9+.-]*://[^\s'\"]+")  # before issue 13
@@ -95,3 +104,46 @@ def test_the_old_url_search_as_the_baseline() -> None:
     record_fact("redaction", "baseline: the URL search before issue 13, one argument of "
                 "letters", ms=round(_best_ms(lambda n: _OLD_URL.search(argument), 1), 2),
                 cpu_ms=None, floor_ms=None, target_ms=50)
+
+
+def _old_double_quoted(text: str, i: int, parts: list[str]) -> int:
+    """The double-quote lexer before issue 13's second pass: both searches from the
+    current place on every escape (quadratic in the escapes of an unclosed string)."""
+    n = len(text)
+    while i < n:
+        stop = min((p for p in (text.find('"', i), text.find("\\", i)) if p >= 0), default=n)
+        parts.append(text[i:stop])
+        if stop >= n:
+            return n
+        if text[stop] == '"':
+            return stop + 1
+        escaped = text[stop + 1 : stop + 2]
+        parts.append(escaped if escaped in '$`"\\' else "\\" + escaped)
+        i = stop + 2
+    return n
+
+
+@pytest.mark.skipif(not HEAVY, reason="baselines: make hardening only")
+def test_the_old_double_quote_lexer_as_the_baseline() -> None:
+    script = 'x --token="' + "\\a" * (SIZE // 2) + " :"
+    record_fact("redaction", "baseline: the double-quote lexer before the second pass, "
+                "50,000 escapes unclosed", ms=round(_best_ms(
+                    lambda n: _old_double_quoted(script, 11, []), 3), 2),
+                cpu_ms=round(_best_ms(lambda n: _old_double_quoted(script, 11, []), 3,
+                                      clock=time.process_time), 2),
+                floor_ms=None, target_ms=50)
+
+
+def test_a_700k_character_secret_is_scrubbed() -> None:
+    """Before the second pass pyahocorasick took every secret into its trie and freed it
+    recursively: some 600,000 characters overflowed the C stack (a segfault)."""
+    from fetchledger.identity.secrets import scrub
+
+    value = "ab" * 350_000
+    text = "x " + value + " y"
+    assert scrub(text, [value]) == "x REDACTED y"
+    if HEAVY:
+        record_fact("redaction", "a 700,000-character secret scrubbed from 700 kB "
+                    "(before: a segfault)", ms=round(_best_ms(
+                        lambda n: scrub(text, [value]), 3), 2),
+                    cpu_ms=None, floor_ms=None, target_ms=50)

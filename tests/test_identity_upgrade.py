@@ -14,10 +14,12 @@ import json
 import sqlite3
 from pathlib import Path
 
+import pytest
+
 from fetchledger import Document, Ledger
 from fetchledger.identity.urls import url_identity
 
-from conftest import rows
+from conftest import LedgerLocation, rows
 
 
 def _old_ledger(path: Path, cwd: Path) -> None:
@@ -79,5 +81,48 @@ def test_an_old_ledger_keeps_its_ids_and_finds_them_under_the_new_identity(
     meta = json.loads(rows(path, "SELECT meta FROM version WHERE source_id = 1")[0][0])
     assert meta["final_url"] == "https://api.example/v1/items?accesstoken=REDACTED&page=2"
     assert rows(path, "SELECT name FROM migration ORDER BY name") == [
-        ("0001_initial",), ("0002_keyed_identity",), ("0005_search_hits",)]
+        ("0001_initial",), ("0002_keyed_identity",), ("0005_search_hits",),
+        ("0007_secret_rules",)]
     assert rows(path, "PRAGMA integrity_check") == [("ok",)]
+
+
+@pytest.mark.both_backends
+def test_a_ledger_of_the_first_secret_rules_keeps_its_ids_under_the_second(
+        tmp_path: Path, ledger_path: LedgerLocation) -> None:
+    """A ledger written after keyed identities but before issue 13's second pass held
+    session path parameters, session cookies' names and program passwords in clear;
+    migration 0007 finds each source again under its old id and redacts them."""
+    folder = tmp_path.resolve()
+    with Ledger(ledger_path) as ledger:
+        key = ledger.identity_key
+        for kind, locator, meta in [
+            ("web", "https://shop.example/cart;jsessionid=S3SS10NAA?p=1",
+             {"final_url": "https://shop.example/cart;jsessionid=S3SS10NAA?p=1"}),
+            ("web", "https://shop.example/cart?PHPSESSID=PHPS3SS", {}),
+            ("command", f"mysql -pDBPASSW0RD -e 'select 1' (in {folder})",
+             {"argv": ["mysql", "-pDBPASSW0RD", "-e", "select 1"]}),
+            ("command", f"curl -ubob:CURLPASSW0RD https://x.example/ (in {folder})", {}),
+        ]:
+            ledger.register(Document(kind=kind, locator=locator, display=locator,  # type: ignore[arg-type]
+                                     text=f"The stored text of a {kind} source.", raw=b"r",
+                                     meta=meta))
+    rows(ledger_path, "DELETE FROM migration WHERE name = '0007_secret_rules'")
+    with Ledger(ledger_path) as ledger:
+        find = ledger.source_for
+        assert find(url_identity("https://shop.example/cart;jsessionid=S3SS10NAA?p=1",
+                                 key)).id == 1
+        assert find(url_identity("https://shop.example/cart;jsessionid=OTHER?p=1", key)) is None
+        assert find(url_identity("https://shop.example/cart?PHPSESSID=PHPS3SS", key)).id == 2
+        from fetchledger.identity.commands import command_locator
+
+        mysql = command_locator(["mysql", "-pDBPASSW0RD", "-e", "select 1"], folder, key=key)
+        assert find(mysql.locator).id == 3
+        assert ledger.source(3).locator == f"mysql -pREDACTED -e 'select 1' (in {folder})"
+        curl = command_locator(["curl", "-ubob:CURLPASSW0RD", "https://x.example/"], folder,
+                               key=key)
+        assert find(curl.locator).id == 4
+    for value in ("S3SS10NAA", "PHPS3SS", "DBPASSW0RD", "CURLPASSW0RD"):
+        for table, column in (("source", "locator"), ("source", "display"),
+                              ("alias", "locator"), ("version", "meta")):
+            for (stored,) in rows(ledger_path, f"SELECT {column} FROM {table}"):
+                assert value not in str(stored), (table, column, stored)

@@ -195,3 +195,67 @@ def test_read_of_a_slow_pdf_leaves_no_sandbox(tmp_path: Path, how: str) -> None:
               stderr=subprocess.DEVNULL)
     run.started(2, "the PDF sandbox")
     run.kill_and_check(how, "read of a slow PDF")
+
+
+# --- issue 13, second pass: every signal for every kind of child, commands that ignore
+# signals, the MCP server mid-read of a slow PDF, a browser mid-render ------------------
+
+
+@pytest.mark.parametrize("how", SIGNALS)
+def test_a_command_that_ignores_signals_is_still_gone(tmp_path: Path, how: str) -> None:
+    """`trap '' TERM INT HUP`: the command and its child ignore what fetchledger passes
+    on, so only the reaper's SIGKILL of the group ends them."""
+    run = Run(["run", "--shell", "--", "trap '' TERM INT HUP; sleep 306 & sleep 307; wait"],
+              tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    run.started(4, "the command")
+    run.kill_and_check(how, "run --shell, a command ignoring TERM/INT/HUP")
+
+
+@pytest.mark.parametrize("how", ["SIGINT", "SIGHUP"])
+def test_batch_workers_die_with_the_batch_on_other_signals(tmp_path: Path, stalled_server: str,
+                                                           how: str) -> None:
+    urls = tmp_path / "urls.txt"
+    urls.write_text("".join(f"{stalled_server}/page/{n}\n" for n in range(8)))
+    run = Run(["batch", "--allow-private", "--no-robots", str(urls)], tmp_path,
+              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    run.started(2, "the batch workers")
+    run.kill_and_check(how, "batch (workers, 8 stalled fetches)")
+
+
+@pytest.mark.parametrize("how", ["SIGINT", "SIGHUP"])
+def test_read_of_a_slow_pdf_leaves_no_sandbox_on_other_signals(tmp_path: Path, how: str) -> None:
+    pdf = tmp_path / "fanout.pdf"
+    pdf.write_bytes(fanout_pdf(8, leaf_ops=200))
+    run = Run(["read", str(pdf)], tmp_path, stdout=subprocess.DEVNULL,
+              stderr=subprocess.DEVNULL)
+    run.started(2, "the PDF sandbox")
+    run.kill_and_check(how, "read of a slow PDF")
+
+
+def test_the_mcp_server_leaves_nothing_behind_on_sigint(tmp_path: Path) -> None:
+    run = _mcp(tmp_path)
+    run.started(2, "run_command")
+    run.kill_and_check("SIGINT", "mcp, mid run_command")
+
+
+@pytest.mark.parametrize("how", ["stdin", "SIGTERM", "SIGKILL"])
+def test_the_mcp_server_leaves_no_sandbox_mid_read_file(tmp_path: Path, how: str) -> None:
+    pdf = tmp_path / "fanout.pdf"
+    pdf.write_bytes(fanout_pdf(8, leaf_ops=200))
+    run = Run(["mcp", "--root", str(tmp_path)], tmp_path, stdin=subprocess.PIPE,
+              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    assert run.process.stdin is not None and run.process.stdout is not None
+    for message in (
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "lifetimes", "version": "1"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+         "params": {"name": "read_file", "arguments": {"path": str(pdf)}}},
+    ):
+        run.process.stdin.write((json.dumps(message) + "\n").encode())
+        run.process.stdin.flush()
+        if message.get("id") == 1:
+            assert json.loads(run.process.stdout.readline())["id"] == 1
+    run.started(2, "the PDF sandbox")
+    run.kill_and_check(how, "mcp, mid read_file of a slow PDF")

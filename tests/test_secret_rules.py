@@ -18,13 +18,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fetchledger import Ledger
+from fetchledger.identity.command_secrets import redact_argv, redact_command_text
 from fetchledger.identity.commands import command_line, command_locator
 from fetchledger.identity.secrets import (
     REDACTED,
     is_secret_name,
-    redact_argv,
     redact_body,
-    redact_command_text,
     scrub,
     shown_url,
 )
@@ -179,7 +178,13 @@ _WORDS = ["sh", "bash", "-c", "-u", "--user", "me:pw", "--token", "t0k", "--toke
           "API_KEY=k3y", "x=1", "ab", "-v", "--verbose", "Authorization: Bearer zz",
           "https://u:p@h.example/?sig=s1&q=2", "echo", "'quoted word'", ";", "|", "&&",
           "--sort-key", "price", "--author=me", "a b=c", "#", "$HOME", "--", "--api-key=",
-          "=", ":", "x:y", "--keyword", "secretkey=v"]
+          "=", ":", "x:y", "--keyword", "secretkey=v",
+          # issue 13, second pass: program options, one-dash and colon options, JSON,
+          # user:password forms, pairs, path parameters, ANSI-C quoting
+          "mysql", "-pS3cr3t", "sshpass", "-p", "docker", "login", "curl", "-b",
+          "sid=c7; lang=en", "-token", "/token:v1", "--token:v2", '{"api_key": "jj"}',
+          "TOKEN='q1'", "-ubob:pw2", "--user=bob:pw3", "a=1&password=pw4", "?token=t5",
+          "x;jsessionid=j6", "$'\\x41'", "--header=Authorization: Bearer b8", "PHPSESSID=p9"]
 
 
 @settings(max_examples=300, deadline=None)
@@ -188,12 +193,12 @@ _WORDS = ["sh", "bash", "-c", "-u", "--user", "me:pw", "--token", "t0k", "--toke
 def test_the_quick_test_never_skips_a_secret(argv: list[str], script: list[str]) -> None:
     """Skipping the rules where the quick scan finds nothing gives what running every
     rule on every word gives."""
-    from fetchledger.identity import secrets
+    from fetchledger.identity import command_secrets
 
     text = " ".join(script)
     quick = (redact_argv(argv), redact_command_text(text), _secrets(argv))
     with pytest.MonkeyPatch.context() as patched:
-        patched.setattr(secrets, "_could_hold_secrets", lambda text: True)
-        patched.setattr(secrets, "_may_hold_secret", lambda word, previous: True)
+        patched.setattr(command_secrets, "_could_hold_secrets", lambda text: True)
+        patched.setattr(command_secrets, "_may_hold_secret", lambda word, previous: True)
         slow = (redact_argv(argv), redact_command_text(text), _secrets(argv))
     assert quick == slow

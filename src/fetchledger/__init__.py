@@ -8,7 +8,7 @@ source in the same call, and hands out numbered verbatim snippets
 from __future__ import annotations
 
 from ._version import __version__
-from .adapters.children import kill_children
+from .adapters.children import children_die_on_interrupt, kill_children
 from .adapters.curl_args import CurlCommand, parse_curl
 from .batch.lines import (
     BatchInput,
@@ -139,6 +139,7 @@ __all__ = [
     "batch_json",
     "batch_json_line",
     "batch_summary",
+    "children_die_on_interrupt",
     "chosen_sources",
     "command_line",
     "copy_ledger",

@@ -76,3 +76,28 @@ def test_header_and_body_secrets_are_scrubbed_when_echoed(
     for value in (b"tok-9z", b"ses5", b"c00k", basic.encode(), b"hunter", b"cs-77"):
         assert value not in stored, value
     assert b"bees" in stored  # the rest of the echo is kept
+
+
+# --- issue 13, second pass: secrets in redirect targets and path parameters ----------
+
+
+@pytest.mark.parametrize("where", ["query", "path"])
+def test_a_secret_only_a_redirect_target_carried_is_scrubbed_when_echoed(
+        web: LoopbackServer, led: Ledger, ledger_path: Path, where: str) -> None:
+    got = led.fetch(web.url(f"/redirect-secret/{where}"))
+    assert "r3dir3cted-value" in web.hits[-1].path  # it was sent
+    stored = _stored(ledger_path)
+    assert b"r3dir3cted-value" not in stored
+    assert b"bees" in stored and got.warnings
+
+
+def test_a_secret_path_parameter_is_redacted_and_keyed(
+        web: LoopbackServer, led: Ledger, ledger_path: Path) -> None:
+    one = led.fetch(web.url("/echo;jsessionid=AAAA1111?q=bees"))
+    two = led.fetch(web.url("/echo;jsessionid=BBBB2222?q=bees"))
+    again = led.fetch(web.url("/echo;JSESSIONID=AAAA1111?q=bees".replace("JSESSIONID",
+                                                                           "jsessionid")))
+    assert one.source.id != two.source.id and again.source.id == one.source.id
+    assert one.source.locator.endswith("/echo;jsessionid=REDACTED?q=bees")
+    stored = _stored(ledger_path)
+    assert b"AAAA1111" not in stored and b"BBBB2222" not in stored

@@ -377,6 +377,11 @@ ROUTES: dict[str, Route] = {
     "/bomb/deflate": _bomb("deflate"),
     "/bomb/br": _bomb("br"),
     "/redirect-to": _redirect_to,
+    # a redirect naming a secret the first request did not carry (a session handed out)
+    "/redirect-secret/query": lambda h, q: h.redirect(
+        302, "/echo?q=bees&access_token=r3dir3cted-value"),
+    "/redirect-secret/path": lambda h, q: h.redirect(
+        302, "/echo;jsessionid=r3dir3cted-value?q=bees"),
     "/loop/a": lambda h, q: h.redirect(302, "/loop/b"),
     "/loop/b": lambda h, q: h.redirect(302, "/loop/a"),
     "/no-location": lambda h, q: h.send_body(302, b""),
@@ -487,7 +492,7 @@ class LoopbackServer(ThreadingHTTPServer):
             return _status
         if path.startswith("/versioned/"):
             return _versioned
-        return ROUTES.get(path)
+        return ROUTES.get(path.split(";", 1)[0])  # path parameters (;jsessionid=) ignored
 
     def record(self, hit: Hit) -> None:
         with self._lock:

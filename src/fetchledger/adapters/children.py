@@ -43,7 +43,7 @@ import sys
 import threading
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
@@ -57,6 +57,7 @@ __all__ = [
     "Child",
     "Codec",
     "FrameDecoder",
+    "children_die_on_interrupt",
     "claim_stdout",
     "die_with_parent",
     "encode_frame",
@@ -260,6 +261,40 @@ def kill_children() -> None:
     """SIGKILL every live child (process groups whole). Safe in a signal handler."""
     for child in live_children():
         child.kill()
+
+
+_INTERRUPT_GRACE = 1.0  # seconds an interrupted process has to unwind by itself
+
+
+def _exit_after(seconds: float, status: int) -> None:
+    time.sleep(seconds)
+    logging.shutdown()
+    os._exit(status)
+
+
+@contextlib.contextmanager
+def children_die_on_interrupt() -> Iterator[None]:
+    """While inside, Ctrl-C (SIGINT) SIGKILLs every live child at once and then raises
+    KeyboardInterrupt as usual: unwinding never waits for a child (a batch worker still
+    starting, a command a tool call waits on in a thread), and if it has not ended the
+    process within a second (a thread blocked on stdin holds an event loop's shutdown
+    for ever) the process exits with 130 all the same; every write is one transaction,
+    so nothing half-written stays. Other deaths need no handler: the parent-death
+    signal and the reaper see them. Main thread only."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupted(signum: int, frame: object) -> None:
+        kill_children()
+        threading.Thread(target=_exit_after, args=(_INTERRUPT_GRACE, 130), daemon=True).start()
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGINT, interrupted)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 # --- the reaper: process groups die with this process ---------------------------------------

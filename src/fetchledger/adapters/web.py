@@ -276,7 +276,14 @@ def document_from_response(response: HTTPResponse, identity: Identity, *, limits
         document = _text_document(kind, body, response, identity, meta)
     document = replace(document, kind=identity.kind, locator=identity.locator,
                        display=identity.display, aliases=_aliases(response, identity, key))
-    return scrub_secrets(document, secrets)
+    return scrub_secrets(document, [*secrets, *_redirect_secrets(response)])
+
+
+def _redirect_secrets(response: HTTPResponse) -> list[str]:
+    """The secrets of the URLs a redirect sent the request to (``Location:
+    /cb?token=...``): the server may echo them as it echoes the first URL's."""
+    followed = (*response.hops[1:], response.url) if response.hops else ()
+    return [form for url in followed for form in request_secrets(url)]
 
 
 def _aliases(response: HTTPResponse, identity: Identity, key: bytes) -> tuple[str, ...]:

@@ -41,6 +41,7 @@ from ..adapters.children import (
     quiet,
     read_frame,
     read_frame_async,
+    start_reaper,
 )
 from ..adapters.stored import document_from_stored, replay_document
 from ..adapters.web import Shell, read_response, rendered_document, without_browser
@@ -206,7 +207,10 @@ def serve() -> None:
 class _Worker:
     def __init__(self, process: asyncio.subprocess.Process) -> None:
         self.process = process
-        self.child = Child(process.pid).track()
+        # Its own process group, tied to the reaper: it dies with the batch however the
+        # batch dies, even while it is still starting (before it can ask for the
+        # parent-death signal: seconds on a loaded machine).
+        self.child = Child(process.pid, group=True).track()
 
     async def call(self, name: str, args: tuple[Any, ...]) -> Any:
         stdin, stdout = self.process.stdin, self.process.stdout
@@ -219,8 +223,8 @@ class _Worker:
             raise WorkerDied(f"the extraction process {self.process.pid} died") from exc
 
     def kill(self) -> None:
-        with contextlib.suppress(ProcessLookupError):
-            self.process.kill()  # nothing once asyncio has reaped it
+        if self.process.returncode is None:  # nothing once asyncio has reaped it
+            self.child.kill()
 
     async def wait(self) -> None:
         await self.process.wait()
@@ -242,9 +246,10 @@ class WorkerPool:
         return self
 
     async def _spawn(self) -> _Worker:
+        start_reaper()  # before the worker's group exists: it is tied the moment it does
         process = await asyncio.create_subprocess_exec(
             *interpreter_argv(WORKER_ENTRY), stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE)
+            stdout=asyncio.subprocess.PIPE, start_new_session=True)
         worker = _Worker(process)
         self._workers.append(worker)
         return worker

@@ -16,6 +16,7 @@ from fetchledger import (
     Outcome,
     Retrieval,
     __version__,
+    children_die_on_interrupt,
     error_json,
     error_json_of,
     error_lines,
@@ -192,7 +193,8 @@ class FetchLedgerGroup(click.Group):
         given = list(args[0] if args else kwargs.get("args") or sys.argv[1:])
         _JSON_WANTED[0] = False
         try:
-            code = super().main(*args, **kwargs)
+            with children_die_on_interrupt():
+                code = super().main(*args, **kwargs)
         except FetchLedgerError as error:
             _fail(error.message, error.hint, error.exit_code, error_json_of(error), given)
         except click.exceptions.NoArgsIsHelpError as error:

@@ -19,7 +19,8 @@ from pathlib import Path
 from ..errors import InvalidArgument, InvalidPath
 from ..hints import Hint
 from . import Identity
-from .secrets import Mark, keyed_mark, redact_argv, redact_command_text, secret_forms
+from .command_secrets import redact_argv, redact_command_text
+from .secrets import Mark, keyed_mark, secret_forms
 
 __all__ = [
     "CommandLocator",
@@ -63,6 +64,8 @@ def command_locator(
         raise InvalidArgument("no command to run", hint=Hint("{run}"))
     if any("\0" in arg for arg in argv):
         raise InvalidArgument("a command argument contains a NUL byte")
+    for arg in argv:
+        _check_utf8(arg, "a command argument")
     folder = working_directory(cwd)
     found: list[str] = []
     shown = _shown_argv(argv, shell=shell, found=found)
@@ -95,6 +98,7 @@ def piped_locator(label: str, cwd: str | os.PathLike[str] | None = None, *,
     if not shown:
         raise InvalidArgument("--label must name what produced the piped text",
                               hint=Hint("{label}"))
+    _check_utf8(shown, "the label", hint="name it in UTF-8 text")
     folder = working_directory(cwd)
     clean = redact_command_text(shown)
     keyed = redact_command_text(shown, mark=keyed_mark(key))
@@ -116,4 +120,18 @@ def working_directory(cwd: str | os.PathLike[str] | None) -> str:
         raise InvalidPath(f"no such directory: {cwd}") from exc
     if not resolved.is_dir():
         raise InvalidPath(f"{cwd} is not a directory")
+    _check_utf8(str(resolved), "the working directory", error=InvalidPath,
+                hint="run it from a folder whose path is UTF-8")
     return str(resolved)
+
+
+def _check_utf8(text: str, what: str, *,
+                error: type[InvalidArgument | InvalidPath] = InvalidArgument,
+                hint: str = Hint("rename what it names, or {pipe_label}")) -> None:
+    """Bad input for text holding bytes that are not UTF-8 (Python keeps them as lone
+    surrogates): no ledger can store the name, so it cannot identify a source."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        shown = text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        raise error(f"{what} is not valid UTF-8: {shown}", hint=hint) from exc

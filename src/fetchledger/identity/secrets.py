@@ -10,9 +10,10 @@ key/token/secret/password/signature. Where one was, a ``REDACTED`` mark stays.
 - requests: :func:`request_secrets` (every secret value a request carries, in
   every form it was sent), :func:`redact_body`, :func:`basic_credentials`;
   URLs in messages: :func:`shown_url`;
-- command lines: :func:`redact_argument`, :func:`redact_argv` (``sh -c``
-  scripts redacted word by word), :func:`redact_command_text` (each collects the
-  values it removed, for :func:`secret_forms`);
+- URLs: :func:`redact_query` (also form bodies, fragments, cookie strings) and
+  :func:`redact_path_params` (``;jsessionid=``); command lines (argv words,
+  ``sh -c`` scripts) in :mod:`fetchledger.identity.command_secrets`, by the same
+  name rule;
 - identity: :func:`keyed_mark`, the mark a redacted query or argv value leaves
   in a source's identity (an HMAC of the value under the ledger's key, so two
   different values stay two sources while both display as ``REDACTED``);
@@ -31,14 +32,14 @@ import hashlib
 import hmac
 import json
 import re
-import shlex
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, quote, quote_plus, unquote, unquote_to_bytes, urlencode
 
-import ahocorasick
+from .finder import Finder
+from .finder import finder as cached_finder
 
 if TYPE_CHECKING:
     import httpx
@@ -52,10 +53,10 @@ __all__ = [
     "is_secret_name",
     "keyed_mark",
     "param_name",
-    "redact_argument",
-    "redact_argv",
+    "plain_mark",
     "redact_body",
-    "redact_command_text",
+    "redact_path_params",
+    "redact_query",
     "request_secrets",
     "scrub",
     "scrub_bytes",
@@ -63,6 +64,7 @@ __all__ = [
     "secret_forms",
     "shown_database_url",
     "shown_url",
+    "spelled_forms",
 ]
 
 REDACTED = "REDACTED"
@@ -70,7 +72,7 @@ REDACTED = "REDACTED"
 Mark = Callable[[str], str]  # what a secret value becomes: REDACTED, or its keyed mark
 
 
-def _plain_mark(value: str) -> str:
+def plain_mark(value: str) -> str:
     return REDACTED
 
 
@@ -84,16 +86,18 @@ def _plain_mark(value: str) -> str:
 # it (`author_token`) stays secret.
 
 _SECRET_WORDS = re.compile(
-    "key|token|secret|password|passwd|pwd|passphrase|signature|sig|auth|credential|session"
-    "|cookie|bearer|jwt")
-# Short words that are secret only as the whole name or its end (`dbpass`), not
-# inside others (`passenger`, `footprint`).
-_SECRET_ENDINGS = ("pass", "otp")
+    "key|token|secret|passw|pwd|passphrase|passcode|signature|sig|auth|credential|session"
+    "|sessid|cookie|bearer|jwt|csrf|xsrf|hmac|assertion|samlresponse|samlrequest|mnemonic"
+    # the same words in German, French, Spanish, Portuguese, Italian
+    "|kennwort|motdepasse|contrasena|contraseña|senha")
+# Short words that are secret only as the whole name or its end (`dbpass`,
+# `connect.sid`, `_gh_sess`), not inside others (`passenger`, `footprint`, `inside`).
+_SECRET_ENDINGS = ("pass", "otp", "pw", "sid", "sess", "cred", "creds")
 _NOT_SECRET = re.compile(
     "keyword|keyboard|keynote|monkey|donkey|hockey|jockey|turkey|whiskey"
     "|author(?!i[sz])|design|signal|assign|signup|signin|sigma|sight|tokeniz|secretar"
     "|bypass|compass")
-_NOT_NAME = re.compile(r"[^a-z0-9]+")
+_NOT_NAME = re.compile(r"[\W_]+")  # what is not a letter or digit, in any script
 
 
 @lru_cache(maxsize=4096)
@@ -164,6 +168,8 @@ def request_secrets(url: str | httpx.URL, headers: Iterable[tuple[str, str | Non
                                         keep_blank_values=False):
         if is_secret_name(param):
             found.append(param_value)
+    redact_path_params(url.raw_path.partition(b"?")[0].decode("ascii", "replace"), found,
+                       plain_mark)
     for name, value in headers:
         if value and is_secret_name(name):
             found.extend(_header_secrets(name, value))
@@ -304,9 +310,9 @@ def _shown(text: str) -> str:
     redacted lexically (it may be too broken to parse), fragment dropped, one line."""
     text = _CONTROL_CHARS.sub(lambda m: f"\\x{ord(m.group()):02x}", text[:500])
     head, sep, query = text.split("#", 1)[0].partition("?")
-    head = _SHOWN_USERINFO.sub(rf"\1{REDACTED}@", head)
+    head = redact_path_params(_SHOWN_USERINFO.sub(rf"\1{REDACTED}@", head), [], plain_mark)
     if sep:
-        head += "?" + _redacted_query(query, [], _plain_mark)
+        head += "?" + redact_query(query, [], plain_mark)
     return head
 
 
@@ -323,14 +329,15 @@ def shown_database_url(url: str) -> str:
     user = userinfo.split(":", 1)[0]
     head, mark, query = rest[cut:].partition("?")
     shown = f"{scheme}://{user}@{hosts}" if at and user else f"{scheme}://{hosts}"
-    return shown + head + (mark + _redacted_query(query, [], _plain_mark) if mark else "")
+    return shown + head + (mark + redact_query(query, [], plain_mark) if mark else "")
 
 
-def _redacted_query(query: str, found: list[str], mark: Mark) -> str:
-    """A raw query with each secret parameter's value replaced by its mark, the rest
-    exactly as written."""
+def redact_query(query: str, found: list[str], mark: Mark, separator: str = "&") -> str:
+    """A raw query (or form body, fragment, cookie string: pairs split at
+    ``separator``) with each secret parameter's value replaced by its mark, the rest
+    exactly as written; the values removed are appended to ``found``."""
     parts = []
-    for part in query.split("&"):
+    for part in query.split(separator):
         name, eq, value = part.partition("=")
         if eq and value and is_secret_name(param_name(name)):
             plain = unquote(value.replace("+", " "))
@@ -338,153 +345,33 @@ def _redacted_query(query: str, found: list[str], mark: Mark) -> str:
             parts.append(f"{name}={mark(plain)}")
         else:
             parts.append(part)
-    return "&".join(parts)
+    return separator.join(parts)
 
 
-# --- command lines ------------------------------------------------------------------
-
-_HEADER = re.compile(r"(-H\s*)?([A-Za-z0-9][A-Za-z0-9_-]*)\s*:\s*(\S.*)", re.DOTALL)
-_ASSIGNMENT = re.compile(r"-{0,2}[A-Za-z_][A-Za-z0-9_.-]*")
-# A URL inside an argument. The look-behind makes every match start where a run of
-# scheme characters starts, so the search stays linear on long arguments.
-_URL = re.compile(r"(?<![a-zA-Z0-9+.-])[a-zA-Z][a-zA-Z0-9+.-]*://[^\s'\"]+")
-_USER_OPTIONS = frozenset({"-u", "--user", "--proxy-user"})
-_SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "yash", "posh"})
-_MAX_NESTING = 4  # sh -c "bash -c '...'" levels redacted word by word
+# `;name=value` inside a path segment (matrix or path parameters: `;jsessionid=...`).
+_PATH_PARAM = re.compile(r";([^;/?#=]*)=([^;/?#]*)")
 
 
-def _redact_url(url: str, found: list[str], mark: Mark) -> str:
-    head, sep, query = url.partition("?")
-    scheme, slashes, rest = head.partition("://")
-    authority, slash, path = rest.partition("/")
-    if "@" in authority:
-        userinfo, host = authority.rsplit("@", 1)
-        found.extend((userinfo, userinfo.partition(":")[2]))
-        head = f"{scheme}{slashes}{REDACTED}@{host}{slash}{path}"
-    if sep:
-        query, hash_sign, fragment = query.partition("#")
-        return f"{head}?{_redacted_query(query, found, mark)}{hash_sign}{fragment}"
-    return head
+def redact_path_params(path: str, found: list[str], mark: Mark) -> str:
+    """A raw path with each secret path parameter's value (``/a;jsessionid=V``)
+    replaced by its mark; the values removed are appended to ``found``."""
+    if ";" not in path:
+        return path
+
+    def one(match: re.Match[str]) -> str:
+        name, value = match.groups()
+        if not value or not is_secret_name(param_name(name)):
+            return match.group()
+        plain = unquote(value)
+        found.append(plain)
+        return f";{name}={mark(plain)}"
+
+    return _PATH_PARAM.sub(one, path)
 
 
-def redact_argument(argument: str, previous: str | None = None,
-                    secrets: list[str] | None = None, mark: Mark | None = None) -> str:
-    """One argument of a command line with any secret in it replaced by ``mark`` of
-    it (``REDACTED`` by default).
+# --- scrubbing what was fetched or printed ---------------------------------------------
 
-    Rules (simple on purpose, documented in the README): the value after
-    ``--NAME=`` or ``NAME=`` (and the argument after a ``--NAME`` option)
-    when NAME is secret-like; the value of a header whose name is secret-like
-    (``Authorization: ...``, also as ``-HAuthorization: ...``); the password of
-    ``-u/--user USER:PASSWORD``; URL user-info and secret-like query values.
-    The secret values removed are appended to ``secrets`` when it is given.
-    """
-    mark = mark or _plain_mark
-    found = secrets if secrets is not None else []
-    if previous is not None and previous.startswith("--") and "=" not in previous \
-            and is_secret_name(previous) and not argument.startswith("-"):
-        found.append(argument)
-        return mark(argument)
-    if previous in _USER_OPTIONS and ":" in argument:
-        user, _, password = argument.partition(":")
-        found.append(password)
-        return f"{user}:{mark(password)}"
-    header = _HEADER.fullmatch(argument)
-    if header and is_secret_name(header.group(2)) and "://" not in argument:
-        value = header.group(3).strip()
-        found.append(value)
-        found.append(value.rsplit(" ", 1)[-1])  # the token of "Bearer TOKEN"
-        return f"{header.group(1) or ''}{header.group(2)}: {mark(value)}"
-    name, equals, value = argument.partition("=")
-    if equals and value and _ASSIGNMENT.fullmatch(name) and is_secret_name(name):
-        found.append(value)
-        return f"{name}={mark(value)}"
-    if "://" not in argument:
-        return argument
-    return _URL.sub(lambda m: _redact_url(m.group(0), found, mark), argument)
-
-
-def redact_argv(argv: Sequence[str], secrets: list[str] | None = None,
-                mark: Mark | None = None) -> list[str]:
-    """``argv`` with secrets replaced by ``mark`` of them (see :func:`redact_argument`);
-    the script of ``sh -c``/``bash -c`` (and other shells) is redacted word by word
-    (:func:`redact_command_text`); a secret found in one argument is also scrubbed
-    from all the others."""
-    mark = mark or _plain_mark
-    found = secrets if secrets is not None else []
-    if not _could_hold_secrets("\n".join(argv)):
-        return list(argv)
-    redacted = _redact_words(list(argv), found, mark, depth=0)
-    return _scrub_marked(redacted, found, mark)
-
-
-def _redact_words(words: Sequence[str], found: list[str], mark: Mark, depth: int
-                  ) -> list[str]:
-    scripts = _script_positions(words)
-    redacted = []
-    previous: str | None = None
-    for i, word in enumerate(words):
-        if i in scripts and depth < _MAX_NESTING:
-            redacted.append(_redact_script(word, found, mark, depth + 1))
-        elif _may_hold_secret(word, previous):
-            redacted.append(redact_argument(word, previous, found, mark))
-        else:
-            redacted.append(word)
-        previous = word
-    return redacted
-
-
-def _may_hold_secret(word: str, previous: str | None) -> bool:
-    """False for a word no rule of :func:`redact_argument` can touch (most of them): no
-    ``:``, no ``=`` after a secret-like name, and no option before it that takes a
-    secret (a quick test first, so that 30,000 plain words cost little)."""
-    if ":" in word:
-        return True
-    if "=" in word and is_secret_name(word.partition("=")[0]):
-        return True
-    return previous is not None and _may_precede_secret(previous)
-
-
-def _script_positions(words: Sequence[str]) -> set[int]:
-    """Indexes of the words that are shell scripts: the first operand after a ``-c``
-    option (``-c``, ``-ec``, ``-lc``...) of a shell (``sh``, ``bash``, ...)."""
-    positions: set[int] = set()
-    shell_at: int | None = None
-    command_flag = False
-    skip_value = False
-    for i, word in enumerate(words):
-        if skip_value:
-            skip_value = False
-            continue
-        if shell_at is None:
-            if word.rsplit("/", 1)[-1] in _SHELLS:
-                shell_at, command_flag = i, False
-            continue
-        if word == "--":  # the end of the shell's options
-            continue
-        if word.startswith(("-", "+")) and len(word) > 1:
-            command_flag = command_flag or (word[0] == "-" and not word.startswith("--")
-                                            and "c" in word[1:])
-            skip_value = word in ("-o", "+o", "-O", "+O")
-            continue
-        if command_flag:
-            positions.add(i)
-        shell_at = None  # the shell's operands start here; look for another shell after
-    return positions
-
-
-def _scrub_marked(words: list[str], found: list[str], mark: Mark) -> list[str]:
-    forms = _forms_of(found)
-    if not forms:
-        return words
-    finder = _finder(tuple(forms))
-    joined = "\0".join(words)  # one pass over every word (argv holds no NUL)
-    if joined.count("\0") != len(words) - 1:
-        return [finder.sub(w, lambda value: mark(forms[value])) for w in words]
-    return finder.sub(joined, lambda value: mark(forms[value])).split("\0")
-
-
-def _forms_of(values: Iterable[str]) -> dict[str, str]:
+def spelled_forms(values: Iterable[str]) -> dict[str, str]:
     """Each spelling of each value (plain, percent-encoded...) → the value it spells."""
     forms: dict[str, str] = {}
     for value in sorted({v.strip() for v in values}):
@@ -492,211 +379,6 @@ def _forms_of(values: Iterable[str]) -> dict[str, str]:
             for form in _spellings(value):
                 forms.setdefault(form, value)
     return forms
-
-
-def redact_command_text(text: str, secrets: list[str] | None = None,
-                        mark: Mark | None = None) -> str:
-    """A shell command line (or a label) with its secrets redacted word by word, its
-    form kept: words that hold no secret stay exactly as written, operators
-    (``;``, ``|``, ``&&``) and comments too."""
-    mark = mark or _plain_mark
-    found = secrets if secrets is not None else []
-    return _redact_script(text, found, mark, depth=0)
-
-
-# What any rule needs to see before it can redact a word: a `:` (a header, a URL,
-# user:password), an assignment to a secret-like name, an option that takes a
-# secret (`--token VALUE`, `-u`), or a shell that runs a script of its own. Each
-# pattern starts only where a run of its characters starts: linear on long runs.
-_ASSIGNED_NAME = re.compile(r"(?<![A-Za-z0-9_.-])(-{0,2}[A-Za-z_][A-Za-z0-9_.-]*)=")
-_OPTION_WORD = re.compile(r"(?<![^\s;&|<>()'\"])(?:--[^\s;&|<>()'\"=]+|-u)"
-                          r"(?![^\s;&|<>()'\"])")
-_SHELL_WORD = re.compile(r"(?<![^\s;&|<>()'\"/])(?:" + "|".join(sorted(_SHELLS)) +
-                         r")(?![^\s;&|<>()'\"])")
-
-
-@lru_cache(maxsize=16)
-def _could_hold_secrets(text: str) -> bool:
-    """False when no rule can redact anything in ``text`` (a script, or argv joined by
-    newlines): one scan instead of a rule per word, for almost every command."""
-    if ":" in text or _SHELL_WORD.search(text):
-        return True
-    if any(is_secret_name(name) for name in set(_ASSIGNED_NAME.findall(text))):
-        return True
-    return any(_may_precede_secret(option) for option in set(_OPTION_WORD.findall(text)))
-
-
-def _may_precede_secret(option: str) -> bool:
-    return option in _USER_OPTIONS or (option.startswith("--") and is_secret_name(option))
-
-
-def _redact_script(text: str, found: list[str], mark: Mark, depth: int) -> str:
-    if not _could_hold_secrets(text):  # most scripts: one scan, no word loop
-        return text
-    start = len(found)
-    pieces: list[str] = []
-    last = 0
-    for command in _shell_commands(text):
-        values = [value for _, _, value in command]
-        redacted = _redact_words(values, found, mark, depth)
-        for (begin, end, value), clean in zip(command, redacted, strict=True):
-            if clean != value:
-                pieces.extend((text[last:begin], shlex.quote(clean)))
-                last = end
-    pieces.append(text[last:])
-    rebuilt = "".join(pieces)
-    return scrub(rebuilt, found[start:], mark) if len(found) > start else rebuilt
-
-
-# Shell words: runs of ordinary characters, quoted strings and escapes; operators
-# and newlines end a command, `#` at a word's start begins a comment.
-_PLAIN_RUN = re.compile(r"[^\s'\"\\;&|<>()]+")
-_PLAIN_TOKEN = re.compile(r"[^\s;&|<>()]+|[;&|<>()\n]")  # a script without quoting
-_BLANK_RUN = re.compile(r"[ \t\r\f\v]+")
-_OPERATORS = frozenset(";&|<>()\n")
-_BLANKS = frozenset(" \t\r\f\v")
-Words = tuple[tuple[int, int, str], ...]
-
-
-@lru_cache(maxsize=16)  # one script is redacted several times in one run
-def _shell_commands(text: str) -> tuple[Words, ...]:
-    """The simple commands of a shell script, each a tuple of its words as
-    ``(start, end, value)``: spans in ``text`` and the word with its quoting removed.
-    One pass, linear in the length of the text; an unclosed quote runs to the end."""
-    if not any(quoting in text for quoting in "'\"\\#"):
-        return _plain_commands(text)
-    commands: list[list[tuple[int, int, str]]] = [[]]
-    i, n = 0, len(text)
-    while i < n:
-        char = text[i]
-        if char in _BLANKS:
-            i = _BLANK_RUN.match(text, i).end()  # type: ignore[union-attr]
-        elif char in _OPERATORS:
-            if commands[-1]:
-                commands.append([])
-            i += 1
-        elif char == "#":
-            newline = text.find("\n", i)
-            i = n if newline < 0 else newline
-        else:
-            start = i
-            value, i = _shell_word(text, i)
-            commands[-1].append((start, i, value))
-    return tuple(tuple(command) for command in commands if command)
-
-
-def _plain_commands(text: str) -> tuple[Words, ...]:
-    """:func:`_shell_commands` of a script with no quotes, escapes or comments: words
-    are their own values."""
-    commands: list[list[tuple[int, int, str]]] = [[]]
-    for match in _PLAIN_TOKEN.finditer(text):
-        token = match.group()
-        if token in _OPERATORS:
-            if commands[-1]:
-                commands.append([])
-        else:
-            commands[-1].append((match.start(), match.end(), token))
-    return tuple(tuple(command) for command in commands if command)
-
-
-def _shell_word(text: str, i: int) -> tuple[str, int]:
-    parts: list[str] = []
-    n = len(text)
-    while i < n:
-        char = text[i]
-        if char in _BLANKS or char in _OPERATORS:
-            break
-        if char == "'":
-            close = text.find("'", i + 1)
-            close = n if close < 0 else close
-            parts.append(text[i + 1 : close])
-            i = close + 1
-        elif char == '"':
-            i = _double_quoted(text, i + 1, parts)
-        elif char == "\\":
-            parts.append(text[i + 1 : i + 2].replace("\n", ""))
-            i += 2
-        else:
-            run = _PLAIN_RUN.match(text, i)
-            assert run is not None
-            parts.append(run.group())
-            i = run.end()
-    return "".join(parts), i
-
-
-def _double_quoted(text: str, i: int, parts: list[str]) -> int:
-    """Append the inside of a double-quoted string starting at ``i``; the index after it."""
-    n = len(text)
-    while i < n:
-        stop = min((p for p in (text.find('"', i), text.find("\\", i)) if p >= 0), default=n)
-        parts.append(text[i:stop])
-        if stop >= n:
-            return n
-        if text[stop] == '"':
-            return stop + 1
-        escaped = text[stop + 1 : stop + 2]
-        parts.append(escaped if escaped in '$`"\\' else "\\" + escaped)
-        i = stop + 2
-    return n
-
-
-# --- scrubbing what was fetched or printed ---------------------------------------------
-
-# Shorter values are replaced only where they stand as a whole word (not inside a
-# longer run of letters and digits), so a three-letter password does not eat every
-# word that holds those letters.
-_ANYWHERE = 8
-
-
-def _ascii_alnum(char: str) -> bool:
-    return char.isascii() and char.isalnum()
-
-
-class _Finder:
-    """Every occurrence of a set of strings in a text, found in one pass however many
-    strings there are (Aho-Corasick): leftmost first, the longest at a place, never
-    overlapping; a string under eight characters only where it stands alone (no
-    letter or digit on either side: ASCII ones for bytes read as Latin-1)."""
-
-    def __init__(self, forms: Iterable[str], *, ascii_words: bool = False) -> None:
-        self._automaton = ahocorasick.Automaton()
-        for form in forms:
-            self._automaton.add_word(form, len(form))
-        self._empty = len(self._automaton) == 0
-        if not self._empty:
-            self._automaton.make_automaton()
-        self._alnum: Callable[[str], bool] = _ascii_alnum if ascii_words else str.isalnum
-
-    def spans(self, text: str) -> list[tuple[int, int]]:
-        if self._empty:
-            return []
-        found = []
-        for end, size in self._automaton.iter(text):
-            start, stop = end - size + 1, end + 1
-            if size < _ANYWHERE and ((start > 0 and self._alnum(text[start - 1]))
-                                     or (stop < len(text) and self._alnum(text[stop]))):
-                continue
-            found.append((start, stop))
-        found.sort(key=lambda span: (span[0], -span[1]))
-        chosen: list[tuple[int, int]] = []
-        for start, stop in found:
-            if not chosen or start >= chosen[-1][1]:
-                chosen.append((start, stop))
-        return chosen
-
-    def sub(self, text: str, replacement: Callable[[str], str]) -> str:
-        pieces: list[str] = []
-        last = 0
-        for start, stop in self.spans(text):
-            pieces.extend((text[last:start], replacement(text[start:stop])))
-            last = stop
-        pieces.append(text[last:])
-        return "".join(pieces) if last else text
-
-
-@lru_cache(maxsize=64)
-def _finder(forms: tuple[str, ...], *, ascii_words: bool = False) -> _Finder:
-    return _Finder(forms, ascii_words=ascii_words)
 
 
 def _ordered(secrets: Iterable[str]) -> tuple[str, ...]:
@@ -707,11 +389,11 @@ def scrub(text: str, secrets: Iterable[str], mark: Mark | None = None) -> str:
     """``text`` with every occurrence of each secret (in each of its spellings) replaced
     by ``mark`` of it, ``REDACTED`` by default; values under eight characters only
     where they stand as a whole word. Linear in the text and the secrets."""
-    mark = mark or _plain_mark
-    forms = _forms_of(secrets)
+    mark = mark or plain_mark
+    forms = spelled_forms(secrets)
     if not forms:
         return text
-    return _finder(tuple(forms)).sub(text, lambda found: mark(forms[found]))
+    return cached_finder(tuple(forms)).sub(text, lambda found: mark(forms[found]))
 
 
 def scrub_bytes(data: bytes, secrets: Sequence[str]) -> bytes:
@@ -719,7 +401,7 @@ def scrub_bytes(data: bytes, secrets: Sequence[str]) -> bytes:
     forms = _ordered(secrets)
     if not forms:
         return data
-    finder = _finder(tuple(f.encode("utf-8", "surrogateescape").decode("latin-1")
+    finder = cached_finder(tuple(f.encode("utf-8", "surrogateescape").decode("latin-1")
                            for f in forms), ascii_words=True)
     return finder.sub(data.decode("latin-1"), lambda _: REDACTED).encode("latin-1")
 
@@ -730,7 +412,7 @@ def scrub_secrets(document: Document, secrets: Sequence[str]) -> Document:
     forms = _ordered(secrets)
     if not forms:
         return document
-    finder = _finder(forms)
+    finder = cached_finder(forms)
     fields = (document.text, document.title, document.site, document.author)
     raw = scrub_bytes(document.raw, forms)
     if raw == document.raw and not any(finder.spans(v or "") for v in fields) \
@@ -739,7 +421,7 @@ def scrub_secrets(document: Document, secrets: Sequence[str]) -> Document:
     text, pages = _redact_text(document.text, finder, document.pages)
 
     def clean(value: str | None) -> str | None:
-        return finder.sub(value, _plain_mark) if value else value
+        return finder.sub(value, plain_mark) if value else value
 
     return replace(document, text=text, raw=raw, pages=pages, title=clean(document.title),
                    site=clean(document.site), author=clean(document.author),
@@ -748,7 +430,7 @@ def scrub_secrets(document: Document, secrets: Sequence[str]) -> Document:
                              "the response echoed a secret of the request; it was redacted"))
 
 
-def _meta_has(data: Any, finder: _Finder) -> bool:
+def _meta_has(data: Any, finder: Finder) -> bool:
     if isinstance(data, str):
         return bool(finder.spans(data))
     if isinstance(data, dict):
@@ -758,9 +440,9 @@ def _meta_has(data: Any, finder: _Finder) -> bool:
     return False
 
 
-def _meta_scrubbed(data: Any, finder: _Finder) -> Any:
+def _meta_scrubbed(data: Any, finder: Finder) -> Any:
     if isinstance(data, str):
-        return finder.sub(data, _plain_mark)
+        return finder.sub(data, plain_mark)
     if isinstance(data, dict):
         return {_meta_scrubbed(k, finder): _meta_scrubbed(v, finder) for k, v in data.items()}
     if isinstance(data, (list, tuple)):
@@ -768,7 +450,7 @@ def _meta_scrubbed(data: Any, finder: _Finder) -> Any:
     return data
 
 
-def _redact_text(text: str, finder: _Finder, pages: tuple[Page, ...]
+def _redact_text(text: str, finder: Finder, pages: tuple[Page, ...]
                  ) -> tuple[str, tuple[Page, ...]]:
     parts: list[str] = []
     ends: list[int] = []  # the end of each replaced span in the old text...

@@ -24,7 +24,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import InvalidURL
-from .secrets import Mark, keyed_mark, redact_argv, redact_command_text
+from .command_secrets import redact_argv, redact_command_text
+from .secrets import Mark, keyed_mark
 from .urls import normalize_url, redact_url, url_identity
 
 __all__ = ["SourceRow", "UpgradePlan", "changed_meta", "plan_upgrade", "upgraded_display",

@@ -13,7 +13,8 @@ own random key, never the value).
   decoded (then dot segments resolved, so ``/a/%2e%2e/b`` is ``/b`` and a
   trailing ``..`` keeps its slash), other escapes uppercased, fragment
   dropped, tracking parameters (``utm_*``, ``fbclid``, ``gclid``, ...) dropped,
-  the rest of the query kept in order. User-info is a credential, not
+  the rest of the query kept in order; a secret path parameter's value
+  (``/a;jsessionid=V``) is marked like a secret query value. User-info is a credential, not
   identity: any user-info shows as ``REDACTED@`` (an empty one is none).
 - Other HTTP requests: ``METHOD normalized-URL`` plus the SHA-256 of the body
   (with secret fields of form and JSON bodies redacted first: credentials).
@@ -39,7 +40,9 @@ from .secrets import (
     is_secret_name,
     keyed_mark,
     param_name,
+    plain_mark,
     redact_body,
+    redact_path_params,
     shown_url,
 )
 
@@ -73,6 +76,13 @@ def file_locator(path: str | os.PathLike[str]) -> Path:
         raise InvalidPath(f"no such file: {path}") from exc
     except (OSError, RuntimeError) as exc:  # symlink loops, permission on a parent
         raise InvalidPath(f"cannot resolve {path}: {exc}") from exc
+    try:
+        str(resolved).encode("utf-8")
+    except UnicodeEncodeError as exc:  # bytes kept as lone surrogates: no ledger stores them
+        shown = str(resolved).encode("utf-8", "surrogateescape").decode("utf-8",
+                                                                        "backslashreplace")
+        raise InvalidPath(f"the file name {shown} is not valid UTF-8",
+                          hint=Hint("rename it, or {read_piped}")) from exc
     if resolved.is_dir():
         raise InvalidPath(f"{path} is a directory, not a file",
                           hint="pass the files inside it, e.g. a shell glob")
@@ -131,7 +141,8 @@ def parse_http_url(url: str) -> httpx.URL:
         literal = f"[{ip}]" if ip.version == 6 else str(ip)
         if literal != host:
             parsed = parsed.copy_with(host=str(ip))
-    elif not _HOST_NAME.match(host) or len(host) > 253:
+    elif not _HOST_NAME.match(host) or len(host) > 253 \
+            or any(len(label) > 63 for label in host.split(".")):
         raise InvalidURL(f"the URL {shown_url(text)} has an invalid host name")
     return parsed
 
@@ -261,7 +272,8 @@ def _url_parts(url: str | httpx.URL, *, normalize: bool, mark: Mark | None = Non
         if value is not None and is_secret_name(plain):
             value = mark(_normalize_escapes(value)) if mark else REDACTED
         kept.append(name if value is None else f"{name}={value}")
-    path = raw_path or "/"
+    path = redact_path_params(raw_path or "/", [], mark or plain_mark) if ";" in raw_path \
+        else raw_path or "/"
     query = "&".join(kept)
     if normalize:
         path, query = _remove_dot_segments(_normalize_escapes(path)), _normalize_escapes(query)

@@ -631,7 +631,7 @@ def create_server(config: ServerConfig) -> FetchLedgerServer:
 
 def serve(config: ServerConfig) -> None:
     """Serve on stdin/stdout until the client closes stdin."""
-    server = create_server(config)
+    server = create_server(config)  # Ctrl-C: the CLI's children_die_on_interrupt
     try:
         server.run("stdio")
     finally:

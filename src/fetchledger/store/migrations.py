@@ -137,6 +137,21 @@ def _keyed_identity(db: sqlite3.Connection) -> None:
              "key BLOB NOT NULL);")
     key = secrets.token_bytes(32)
     db.execute("INSERT INTO identity_key (id, key) VALUES (1, ?)", (key,))
+    _reidentify(db, key)
+
+
+def _secret_rules(db: sqlite3.Connection) -> None:
+    """Identities, displays and URLs brought under the secret rules of issue 13's second
+    pass (session cookies and path parameters, program options, values inside
+    options, JSON...): a source stored with such a secret in clear is found again
+    under its old id, and the clear value leaves the ledger. No id changes."""
+    (key,) = db.execute("SELECT key FROM identity_key WHERE id = 1").fetchone()
+    _reidentify(db, bytes(key))
+
+
+def _reidentify(db: sqlite3.Connection, key: bytes) -> None:
+    """Every stored identity, display, attempt locator and URL of version metadata
+    under today's rules (:mod:`fetchledger.identity.upgrade`)."""
     aliases: dict[int, list[str]] = {}
     for locator, source_id in db.execute("SELECT locator, source_id FROM alias"):
         aliases.setdefault(source_id, []).append(locator)
@@ -187,6 +202,7 @@ MIGRATIONS: tuple[tuple[str, Callable[[sqlite3.Connection], None]], ...] = (
     ("0001_initial", _initial),
     ("0002_keyed_identity", _keyed_identity),
     ("0005_search_hits", _search_hits),
+    ("0007_secret_rules", _secret_rules),
 )
 
 
@@ -288,6 +304,41 @@ def _postgres_keyed_identity(db: PgConnection) -> None:
     db.execute("INSERT INTO identity_key (id, key) VALUES (1, %s)", (secrets.token_bytes(32),))
 
 
+def _postgres_secret_rules(db: PgConnection) -> None:
+    """The SQLite migration of the same name: identities, displays, attempt locators
+    and version metadata under today's secret rules, no id changed."""
+    row = db.execute("SELECT key FROM identity_key WHERE id = 1").fetchone()
+    assert row is not None  # 0002_keyed_identity made it
+    key = row[0]
+    aliases: dict[int, list[str]] = {}
+    for locator, source_id in db.execute("SELECT locator, source_id FROM alias").fetchall():
+        aliases.setdefault(source_id, []).append(locator)
+    rows = [SourceRow(i, kind, locator, display, tuple(aliases.get(i, ())))
+            for i, kind, locator, display in db.execute(
+                "SELECT id, kind, locator, display FROM source ORDER BY id").fetchall()]
+    plan = plan_upgrade(rows, bytes(key))
+    with db.cursor() as cursor:
+        cursor.executemany("DELETE FROM alias WHERE locator = %s",
+                           [(a,) for a in plan.drop_aliases])
+        cursor.executemany("UPDATE source SET locator = %s WHERE id = %s",
+                           [(locator, i) for i, locator in plan.locators.items()])
+        cursor.executemany("INSERT INTO alias (locator, source_id) VALUES (%s, %s) "
+                           "ON CONFLICT DO NOTHING", plan.add_aliases)
+        cursor.executemany("UPDATE source SET display = %s WHERE id = %s",
+                           [(display, i) for i, display in plan.displays.items()])
+        cursor.executemany("UPDATE attempt SET locator = %s WHERE id = %s", [
+            (new, i) for i, kind, old in db.execute(
+                "SELECT id, kind, locator FROM attempt").fetchall()
+            if (new := upgraded_display(kind, old)) != old])
+        metas = [(i, kind, meta if isinstance(meta, dict) else json.loads(meta))
+                 for i, kind, meta in db.execute(
+                     "SELECT v.id, s.kind, v.meta FROM version v "
+                     "JOIN source s ON s.id = v.source_id").fetchall()]
+        cursor.executemany("UPDATE version SET meta = %s WHERE id = %s", [
+            (json.dumps(meta, ensure_ascii=False, sort_keys=True), i)
+            for i, meta in changed_meta(metas)])
+
+
 def _postgres_batch_claims(db: PgConnection) -> None:
     """Batch inputs claimed across machines: a lease while ``holder`` works on it
     (``expires``), then how it ended (``finished_at``, ``status``, ``message``)."""
@@ -315,4 +366,5 @@ POSTGRES_MIGRATIONS: tuple[tuple[str, Callable[[PgConnection], None]], ...] = (
     ("0002_keyed_identity", _postgres_keyed_identity),
     ("0003_batch_claims", _postgres_batch_claims),
     ("0005_search_hits", _postgres_search_hits),
+    ("0007_secret_rules", _postgres_secret_rules),
 )

@@ -65,10 +65,12 @@ def text_extractor_version() -> str:
 
 # What must never reach an output raw: C0 and C1 controls and DEL (they end lines,
 # move the cursor, talk to the terminal: ESC, CSI, OSC), the line and paragraph
-# separators, and the bidi controls that reorder the text around them (embeddings,
-# overrides, isolates, marks).
+# separators, the bidi controls that reorder the text around them (embeddings,
+# overrides, isolates, marks), the interlinear annotation controls, and the tag
+# characters (U+E0000-E007F: invisible, yet a model reads them as ASCII: hidden
+# instructions in a page's text).
 _UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029"
-                          "\u202a-\u202e\u2066-\u2069]")
+                          "\u202a-\u202e\u2066-\u2069\ufff9-\ufffb\U000e0000-\U000e007f]")
 _NAMED_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 
@@ -87,7 +89,9 @@ def _visible(match: re.Match[str]) -> str:
     if named:
         return named
     code = ord(char)
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
 
 def printable_line(text: str) -> str:

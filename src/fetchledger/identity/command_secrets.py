@@ -1,0 +1,409 @@
+"""Secret redaction of command lines (DESIGN §8): argv words and shell scripts.
+
+The name rule is :func:`fetchledger.identity.secrets.is_secret_name`, the same as
+for URLs and headers. What a command line can hide a secret in:
+
+- options and assignments: ``--NAME=V``, ``--NAME V``, ``-NAME V`` (one-dash long
+  options, as Go and Java tools spell them), ``--NAME:V``, ``/NAME:V``, ``NAME=V``
+  (also ``export NAME=V``, ``env NAME=V``), and the same *inside* the value of
+  another option (``--header=Authorization: ...``, ``--from-literal=password=V``,
+  ``-c http.extraHeader=Authorization: ...``);
+- headers: ``Authorization: ...``, ``-HX-Api-Key:V``; user and password:
+  ``-u USER:PW``, ``-uUSER:PW``, ``--user=USER:PW``;
+- pairs: form bodies (``-d 'user=a&password=V'``), queries without a scheme
+  (``?token=V``), path parameters (``;jsessionid=V``), URL fragments
+  (``#access_token=V``), URLs (user-info and secret parameters);
+- quoted keyed values: JSON (``{"api_key": "V"}``), Python and YAML-ish
+  (``TOKEN = 'V'``, ``os.environ['TOKEN']='V'``);
+- the secret options of a few well-known programs whose names say nothing
+  (:data:`PROGRAM_OPTIONS`: ``mysql -pV``, ``sshpass -p V``, ``redis-cli -a V``,
+  ``docker login -p V``, ``curl -b COOKIES``...);
+- the script of ``sh -c`` / ``bash -lc`` / ``run --shell`` (word by word, nested).
+
+Each rule collects the values it removed, so that every other occurrence of them
+(in any word, in the command's output) is scrubbed too. Every rule is linear.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Sequence
+from functools import lru_cache
+
+from .finder import finder as cached_finder
+from .secrets import (
+    REDACTED,
+    Mark,
+    is_secret_name,
+    plain_mark,
+    redact_path_params,
+    redact_query,
+    scrub,
+    spelled_forms,
+)
+from .shellwords import shell_commands
+
+__all__ = ["PROGRAM_OPTIONS", "redact_argument", "redact_argv", "redact_command_text"]
+
+_HEADER = re.compile(r"(-H\s*)?([A-Za-z0-9][A-Za-z0-9_-]*)\s*:\s*(\S.*)", re.DOTALL)
+# Names: a letter or `_` (in any script: `--contraseña`), then letters, digits, `_.-`.
+_ASSIGNMENT = re.compile(r"-{0,2}[^\W\d][\w.-]*")
+_COLON_OPTION = re.compile(r"(?:-{1,2}|/)[^\W\d][\w.-]*")
+# A URL inside an argument. The look-behind makes every match start where a run of
+# scheme characters starts, so the search stays linear on long arguments.
+_URL = re.compile(r"(?<![a-zA-Z0-9+.-])[a-zA-Z][a-zA-Z0-9+.-]*://[^\s'\"]+")
+_USER_OPTIONS = frozenset({"-u", "--user", "--proxy-user"})
+_SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "yash", "posh"})
+_MAX_NESTING = 4  # sh -c "bash -c '...'" levels redacted word by word
+_MAX_INNER = 3  # --opt=name=value levels
+
+# Programs whose secret options have names that say nothing: program → option →
+# how its value is given ("attached": only as -pVALUE, since a lone -p asks for the
+# password and the next word is something else; "both": -p VALUE or -pVALUE). For
+# the registry clients the option is secret only after their `login` subcommand.
+_MYSQL = {"-p": "attached"}
+_MONGO = {"-p": "both"}
+_LOGIN = {"-p": "both"}
+_LDAP = {"-w": "both"}
+PROGRAM_OPTIONS: dict[str, dict[str, str]] = {
+    **dict.fromkeys(("mysql", "mysqldump", "mysqladmin", "mysqlimport", "mysqlshow",
+                     "mysqlcheck", "mysqlpump", "mariadb", "mariadb-dump"), _MYSQL),
+    **dict.fromkeys(("mongo", "mongosh", "mongodump", "mongorestore", "mongoexport",
+                     "mongoimport"), _MONGO),
+    **dict.fromkeys(("ldapsearch", "ldapadd", "ldapmodify", "ldapdelete", "ldapwhoami",
+                     "ldappasswd"), _LDAP),
+    "sshpass": {"-p": "both"},
+    "redis-cli": {"-a": "both"},
+    "sqlcmd": {"-P": "both"},
+    "bcp": {"-P": "both"},
+    "openssl": {"-passin": "separate", "-passout": "separate", "-pass": "separate",
+                "-k": "separate"},
+    "curl": {"-b": "cookies"},  # a cookie string (a=1; b=2); without `=` a file name
+    **dict.fromkeys(("docker", "podman", "nerdctl", "buildah", "skopeo", "helm", "oras",
+                     "crane", "regctl"), _LOGIN),
+}
+_NEEDS_LOGIN = frozenset({"docker", "podman", "nerdctl", "buildah", "skopeo", "helm", "oras",
+                          "crane", "regctl"})
+
+
+def _redact_url(url: str, found: list[str], mark: Mark) -> str:
+    head, sep, query = url.partition("?")
+    head, hash_sign, fragment = head.partition("#") if not sep else (head, "", "")
+    scheme, slashes, rest = head.partition("://")
+    authority, slash, path = rest.partition("/")
+    if "@" in authority:
+        userinfo, host = authority.rsplit("@", 1)
+        found.extend((userinfo, userinfo.partition(":")[2]))
+        authority = f"{REDACTED}@{host}"
+    head = f"{scheme}{slashes}{authority}{slash}{redact_path_params(path, found, mark)}"
+    if sep:
+        query, hash_sign, fragment = query.partition("#")
+        head = f"{head}?{redact_query(query, found, mark)}"
+    return f"{head}{hash_sign}{redact_query(fragment, found, mark)}" if hash_sign else head
+
+
+def redact_argument(argument: str, previous: str | None = None,
+                    secrets: list[str] | None = None, mark: Mark | None = None) -> str:
+    """One argument of a command line with any secret in it replaced by ``mark`` of
+    it (``REDACTED`` by default); the secret values removed are appended to
+    ``secrets`` when it is given. The rules are listed in this module's docstring."""
+    mark = mark or plain_mark
+    found = secrets if secrets is not None else []
+    if previous is not None and _takes_secret(previous) and not argument.startswith("-"):
+        found.append(argument)
+        return mark(argument)
+    if previous in _USER_OPTIONS and ":" in argument:
+        return _user_password(argument, "", found, mark)
+    return _redact_inner(argument, found, mark, 0)
+
+
+@lru_cache(maxsize=4096)  # the same options again and again in a long command
+def _takes_secret(option: str) -> bool:
+    """``--token``, ``-token``, ``--client-secret`` (not ``-k``: one-letter options
+    name nothing)."""
+    if not _OPTION_NAME.fullmatch(option):
+        return False
+    name = option.lstrip("-")
+    return len(name) >= 3 and is_secret_name(name)
+
+
+_OPTION_NAME = re.compile(r"--?[^\W\d_][\w.-]*")
+
+
+def _found(found: list[str], value: str) -> None:
+    """Note a secret value, and the credentials of ``Bearer TOKEN`` / ``Basic B64``."""
+    found.append(value)
+    if " " in value.strip():
+        found.append(value.rsplit(" ", 1)[-1])
+
+
+def _user_password(value: str, prefix: str, found: list[str], mark: Mark) -> str:
+    user, colon, password = value.partition(":")
+    if not colon or not password:
+        return prefix + value
+    found.append(password)
+    return f"{prefix}{user}:{mark(password)}"
+
+
+def _redact_inner(argument: str, found: list[str], mark: Mark, depth: int) -> str:
+    """The rules that look inside one word (its own options and assignments, headers,
+    pairs, quoted values, URLs), also applied to the value of an option or assignment."""
+    for option in ("--user=", "--proxy-user="):
+        if argument.startswith(option):
+            return _user_password(argument[len(option):], option, found, mark)
+    if argument.startswith("-u") and len(argument) > 2 and argument[2] != "-":
+        return _user_password(argument[2:], "-u", found, mark)
+    header = _HEADER.fullmatch(argument)
+    if header and is_secret_name(header.group(2)) and "://" not in argument:
+        value = header.group(3).strip()
+        _found(found, value)
+        return f"{header.group(1) or ''}{header.group(2)}: {mark(value)}"
+    name, equals, value = argument.partition("=")
+    if equals and value and _ASSIGNMENT.fullmatch(name):
+        if not is_secret_name(name):
+            if depth < _MAX_INNER:
+                return f"{name}={_redact_inner(value, found, mark, depth + 1)}"
+        elif name.startswith("-") or not _PAIR_AFTER.search(value):
+            _found(found, value)
+            return f"{name}={mark(value)}"
+        else:  # a form body: user=a&password=V&x=1
+            return redact_query(argument, found, mark)
+    name, colon, value = argument.partition(":")
+    if colon and value and _COLON_OPTION.fullmatch(name) and is_secret_name(name):
+        found.append(value)
+        return f"{name}:{mark(value)}"
+    return _redact_embedded(argument, found, mark)
+
+
+_PAIR_AFTER = re.compile(r"&[^&=\s]+=")  # a value holding more pairs: a form body
+_PAIRS = re.compile(r"(?<=[?&;#])[^?&;#=\s]+=[^?&;#\s]*")  # name=value after ? & ; #
+
+
+def _redact_embedded(argument: str, found: list[str], mark: Mark) -> str:
+    """Secrets standing somewhere inside a word: quoted keyed values, URLs, and pairs
+    after ``?``, ``&``, ``;`` or ``#`` (a query or form without a scheme)."""
+    if "'" in argument or '"' in argument:
+        argument = _redact_quoted_values(argument, found, mark)
+    if "://" in argument:
+        argument = _URL.sub(lambda m: _redact_url(m.group(0), found, mark), argument)
+    elif "=" in argument and any(c in argument for c in "?&;#"):
+        argument = _PAIRS.sub(lambda m: redact_query(m.group(), found, mark), argument)
+    return argument
+
+
+# A secret-like name, then (optionally its closing quote and bracket) `:` or `=`,
+# then an opening quote: `"api_key": "`, `TOKEN = '`, `environ['TOKEN']='`.
+_KEYED_QUOTE = re.compile(r"(?<![\w.-])([^\W\d][\w.-]*)"
+                          r"""(["']?\]?\s*[:=]\s*)(["'])""")
+
+
+def _redact_quoted_values(text: str, found: list[str], mark: Mark) -> str:
+    """``text`` with each quoted value under a secret-like name replaced (JSON,
+    Python, YAML): one pass; once a quote is found unclosed from some place it is
+    not searched for again, so unclosed quotes cost nothing more."""
+    pieces: list[str] = []
+    last = 0
+    unclosed: dict[str, int] = {}
+    for match in _KEYED_QUOTE.finditer(text):
+        if match.start() < last or not is_secret_name(match.group(1)):
+            continue
+        quote = match.group(3)
+        if match.end() >= unclosed.get(quote, len(text) + 1):
+            continue
+        close = _closing(text, match.end(), quote)
+        if close < 0:
+            unclosed[quote] = match.end()
+            continue
+        value = text[match.end():close]
+        if value:
+            found.append(value.replace("\\" + quote, quote))
+            pieces.extend((text[last:match.end()], mark(value)))
+            last = close
+    pieces.append(text[last:])
+    return "".join(pieces)
+
+
+def _closing(text: str, start: int, quote: str) -> int:
+    """The index of the quote closing a string whose inside starts at ``start`` (a
+    backslash escapes it), or -1; at most one look past each escaped quote."""
+    at = text.find(quote, start)
+    while at > 0 and text[at - 1] == "\\":
+        at = text.find(quote, at + 1)
+    return at
+
+
+def redact_argv(argv: Sequence[str], secrets: list[str] | None = None,
+                mark: Mark | None = None) -> list[str]:
+    """``argv`` with secrets replaced by ``mark`` of them (see :func:`redact_argument`);
+    the script of ``sh -c``/``bash -c`` (and other shells) is redacted word by word
+    (:func:`redact_command_text`); a secret found in one argument is also scrubbed
+    from all the others."""
+    mark = mark or plain_mark
+    found = secrets if secrets is not None else []
+    if not _could_hold_secrets("\n".join(argv)):
+        return list(argv)
+    redacted = _redact_words(list(argv), found, mark, depth=0)
+    return _scrub_marked(redacted, found, mark)
+
+
+def _redact_words(words: Sequence[str], found: list[str], mark: Mark, depth: int
+                  ) -> list[str]:
+    programs = {word.rsplit("/", 1)[-1] for word in words}  # one pass, for the two below
+    scripts = _script_positions(words) if not programs.isdisjoint(_SHELLS) else set()
+    options = _program_secrets(words) if not programs.isdisjoint(PROGRAM_OPTIONS) else {}
+    redacted = []
+    previous: str | None = None
+    for i, word in enumerate(words):
+        if i in scripts and depth < _MAX_NESTING:
+            redacted.append(_redact_script(word, found, mark, depth + 1))
+        elif i in options:
+            prefix, value = options[i], word[len(options[i]):]
+            found.append(value)
+            found.extend(cookie.partition("=")[2] for cookie in value.split(";"))
+            redacted.append(prefix + mark(value))
+        elif _may_hold_secret(word, previous):
+            redacted.append(redact_argument(word, previous, found, mark))
+        else:
+            redacted.append(word)
+        previous = word
+    return redacted
+
+
+def _program_secrets(words: Sequence[str]) -> dict[int, str]:
+    """Index → the option prefix kept, for each word that is (or ends in) the value of
+    a well-known program's secret option (:data:`PROGRAM_OPTIONS`)."""
+    values: dict[int, str] = {}
+    options: dict[str, str] = {}
+    waiting_login = False
+    for i, word in enumerate(words):
+        program = word.rsplit("/", 1)[-1]
+        if program in PROGRAM_OPTIONS:
+            options, waiting_login = PROGRAM_OPTIONS[program], program in _NEEDS_LOGIN
+            continue
+        if waiting_login:
+            waiting_login = word != "login"
+            continue
+        if not options or i in values:
+            continue
+        for option, form in options.items():
+            if word == option and form != "attached" and i + 1 < len(words):
+                if form != "cookies" or "=" in words[i + 1]:
+                    values[i + 1] = ""
+            elif word.startswith(option) and len(word) > len(option) \
+                    and form not in ("separate", "cookies") and word[len(option)] != "-":
+                values[i] = option
+    return values
+
+
+def _may_hold_secret(word: str, previous: str | None) -> bool:
+    """False for a word no rule of :func:`redact_argument` can touch (most of them): a
+    quick test first, so that 30,000 plain words cost little."""
+    if previous is not None and (previous in _USER_OPTIONS or _takes_secret(previous)):
+        return True
+    if ":" in word or word.startswith("-u"):
+        return True
+    if "=" not in word:
+        return False
+    name, _, value = word.partition("=")
+    return (is_secret_name(name) or any(c in value for c in "=&?;#'\"")
+            or any(c in name for c in "&?;#'\"["))
+
+
+def _script_positions(words: Sequence[str]) -> set[int]:
+    """Indexes of the words that are shell scripts: the first operand after a ``-c``
+    option (``-c``, ``-ec``, ``-lc``...) of a shell (``sh``, ``bash``, ...)."""
+    positions: set[int] = set()
+    shell_at: int | None = None
+    command_flag = False
+    skip_value = False
+    for i, word in enumerate(words):
+        if skip_value:
+            skip_value = False
+            continue
+        if shell_at is None:
+            if word.rsplit("/", 1)[-1] in _SHELLS:
+                shell_at, command_flag = i, False
+            continue
+        if word == "--":  # the end of the shell's options
+            continue
+        if word.startswith(("-", "+")) and len(word) > 1:
+            command_flag = command_flag or (word[0] == "-" and not word.startswith("--")
+                                            and "c" in word[1:])
+            skip_value = word in ("-o", "+o", "-O", "+O")
+            continue
+        if command_flag:
+            positions.add(i)
+        shell_at = None  # the shell's operands start here; look for another shell after
+    return positions
+
+
+def _scrub_marked(words: list[str], found: list[str], mark: Mark) -> list[str]:
+    forms = spelled_forms(found)
+    if not forms:
+        return words
+    finder = cached_finder(tuple(forms))
+    joined = "\0".join(words)  # one pass over every word (argv holds no NUL)
+    if joined.count("\0") != len(words) - 1:
+        return [finder.sub(w, lambda value: mark(forms[value])) for w in words]
+    return finder.sub(joined, lambda value: mark(forms[value])).split("\0")
+
+
+def redact_command_text(text: str, secrets: list[str] | None = None,
+                        mark: Mark | None = None) -> str:
+    """A shell command line (or a label) with its secrets redacted word by word, its
+    form kept: words that hold no secret stay exactly as written, operators
+    (``;``, ``|``, ``&&``) and comments too."""
+    mark = mark or plain_mark
+    found = secrets if secrets is not None else []
+    return _redact_script(text, found, mark, depth=0)
+
+
+# What any rule needs to see before it can redact a word: a `:` (a header, a URL,
+# user:password, JSON), an assignment to a secret-like name (also `NAME = '...'`,
+# `['NAME']=`), an option that takes a secret (`--token VALUE`, `-token VALUE`, `-u`,
+# `-uUSER:PW`), a program with secret options of its own, or a shell that runs a
+# script. Each pattern starts only where a run of its characters starts: linear.
+_ASSIGNED_NAME = re.compile(r"(?<![\w.-])(-{0,2}[^\W\d][\w.-]*)"
+                            r"""["'\]]*\s*=""")
+_OPTION_WORD = re.compile(r"(?<![^\s;&|<>()'\"])(?:--?[^\s;&|<>()'\"=]+)"
+                          r"(?![^\s;&|<>()'\"])")
+_PROGRAM_WORD = re.compile(r"(?<![^\s;&|<>()'\"/])(?:" +
+                           "|".join(re.escape(p) for p in sorted({*_SHELLS, *PROGRAM_OPTIONS}))
+                           + r")(?![^\s;&|<>()'\"])")
+
+
+@lru_cache(maxsize=16)
+def _could_hold_secrets(text: str) -> bool:
+    """False when no rule can redact anything in ``text`` (a script, or argv joined by
+    newlines): one scan instead of a rule per word, for almost every command."""
+    if ":" in text or _PROGRAM_WORD.search(text):
+        return True
+    if any(is_secret_name(name) for name in set(_ASSIGNED_NAME.findall(text))):
+        return True
+    return any(option in _USER_OPTIONS or option.startswith("-u") or _takes_secret(option)
+               for option in set(_OPTION_WORD.findall(text)))
+
+
+def _redact_script(text: str, found: list[str], mark: Mark, depth: int) -> str:
+    if not _could_hold_secrets(text):  # most scripts: one scan, no word loop
+        return text
+    start = len(found)
+    commands = shell_commands(text)
+    redacted = [_redact_words([value for _, _, value in command], found, mark, depth)
+                for command in commands]
+    if len(found) > start:  # a secret found anywhere, wherever it stands as (part of) a word
+        forms = spelled_forms(found[start:])
+        finder = cached_finder(tuple(forms))
+        redacted = [[finder.sub(word, lambda value: mark(forms[value])) for word in words]
+                    for words in redacted]
+    pieces: list[str] = []
+    last = 0
+    for command, words in zip(commands, redacted, strict=True):
+        for (begin, end, value), clean in zip(command, words, strict=True):
+            if clean != value:
+                pieces.extend((text[last:begin], shlex.quote(clean)))
+                last = end
+    pieces.append(text[last:])
+    rebuilt = "".join(pieces)
+    return scrub(rebuilt, found[start:], mark) if len(found) > start else rebuilt

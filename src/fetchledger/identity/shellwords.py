@@ -1,0 +1,138 @@
+"""Shell words: a script split into its simple commands and their words, quoting
+removed, each word with its span in the script (for redacting a script in place).
+
+POSIX quoting (single and double quotes, backslashes), bash's ``$'...'`` (ANSI-C
+quoting: ``$'\x41'`` is ``A``), comments, and the operators that end a command
+(``;``, ``&``, ``|``, ``<``, ``>``, parentheses, newlines). Expansions are not
+performed: ``$TOKEN`` stays as written. One pass, linear in the script's length.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+__all__ = ["Words", "shell_commands"]
+
+# Shell words: runs of ordinary characters, quoted strings and escapes; operators
+# and newlines end a command, `#` at a word's start begins a comment.
+_PLAIN_RUN = re.compile(r"(?:[^\s'\"\\;&|<>()$]|\$(?!'))+")
+_PLAIN_TOKEN = re.compile(r"[^\s;&|<>()]+|[;&|<>()\n]")  # a script without quoting
+_BLANK_RUN = re.compile(r"[ \t\r\f\v]+")
+_OPERATORS = frozenset(";&|<>()\n")
+_BLANKS = frozenset(" \t\r\f\v")
+Words = tuple[tuple[int, int, str], ...]
+
+
+@lru_cache(maxsize=16)  # one script is redacted several times in one run
+def shell_commands(text: str) -> tuple[Words, ...]:
+    """The simple commands of a shell script, each a tuple of its words as
+    ``(start, end, value)``: spans in ``text`` and the word with its quoting removed.
+    One pass, linear in the length of the text; an unclosed quote runs to the end."""
+    if not any(quoting in text for quoting in "'\"\\#"):
+        return _plain_commands(text)
+    commands: list[list[tuple[int, int, str]]] = [[]]
+    i, n = 0, len(text)
+    while i < n:
+        char = text[i]
+        if char in _BLANKS:
+            i = _BLANK_RUN.match(text, i).end()  # type: ignore[union-attr]
+        elif char in _OPERATORS:
+            if commands[-1]:
+                commands.append([])
+            i += 1
+        elif char == "#":
+            newline = text.find("\n", i)
+            i = n if newline < 0 else newline
+        else:
+            start = i
+            value, i = _shell_word(text, i)
+            commands[-1].append((start, i, value))
+    return tuple(tuple(command) for command in commands if command)
+
+
+def _plain_commands(text: str) -> tuple[Words, ...]:
+    """:func:`shell_commands` of a script with no quotes, escapes or comments: words
+    are their own values."""
+    commands: list[list[tuple[int, int, str]]] = [[]]
+    for match in _PLAIN_TOKEN.finditer(text):
+        token = match.group()
+        if token in _OPERATORS:
+            if commands[-1]:
+                commands.append([])
+        else:
+            commands[-1].append((match.start(), match.end(), token))
+    return tuple(tuple(command) for command in commands if command)
+
+
+def _shell_word(text: str, i: int) -> tuple[str, int]:
+    parts: list[str] = []
+    n = len(text)
+    while i < n:
+        char = text[i]
+        if char in _BLANKS or char in _OPERATORS:
+            break
+        if char == "$" and text.startswith("$'", i):
+            i = _ansi_c_quoted(text, i + 2, parts)
+        elif char == "'":
+            close = text.find("'", i + 1)
+            close = n if close < 0 else close
+            parts.append(text[i + 1 : close])
+            i = close + 1
+        elif char == '"':
+            i = _double_quoted(text, i + 1, parts)
+        elif char == "\\":
+            parts.append(text[i + 1 : i + 2].replace("\n", ""))
+            i += 2
+        else:
+            run = _PLAIN_RUN.match(text, i)
+            assert run is not None
+            parts.append(run.group())
+            i = run.end()
+    return "".join(parts), i
+
+
+# The inside of a double-quoted string (backslash escapes included) and its closing
+# quote, matched in one linear pass; then its escapes undone in two more.
+_DOUBLE_QUOTED = re.compile(r'((?:[^"\\]|\\.)*)("?)', re.DOTALL)
+_DOUBLE_ESCAPE = re.compile(r'\\([$`"\\\n])')
+
+
+def _double_quoted(text: str, i: int, parts: list[str]) -> int:
+    """Append the inside of a double-quoted string starting at ``i``; the index after it
+    (``\\$``, ``\\```, ``\\"``, ``\\\\`` unescaped, a backslash-newline removed,
+    other backslashes kept)."""
+    match = _DOUBLE_QUOTED.match(text, i)
+    assert match is not None  # the pattern matches the empty string
+    inside = match.group(1)
+    if "\\" in inside:
+        inside = _DOUBLE_ESCAPE.sub(lambda m: "" if m.group(1) == "\n" else m.group(1), inside)
+    parts.append(inside)
+    return match.end()
+
+
+_ANSI_C = {"n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b",
+           "f": "\f", "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?"}
+
+
+_ANSI_C_QUOTED = re.compile(r"((?:[^'\\]|\\.)*)('?)", re.DOTALL)
+_ANSI_C_ESCAPE = re.compile(r"\\(x[0-9A-Fa-f]{1,2}|[0-7]{1,3}|u[0-9A-Fa-f]{1,4}"
+                            r"|U[0-9A-Fa-f]{1,8}|.)", re.DOTALL)
+
+
+def _ansi_c_quoted(text: str, i: int, parts: list[str]) -> int:
+    """Append the value of a ``$'...'`` string whose inside starts at ``i``; the index
+    after its closing quote (bash's escapes: ``\\n``, ``\\'``, ``\\xHH``, ``\\uHHHH``...)."""
+    match = _ANSI_C_QUOTED.match(text, i)
+    assert match is not None  # the pattern matches the empty string
+    inside = match.group(1)
+    parts.append(_ANSI_C_ESCAPE.sub(_ansi_c_escape, inside) if "\\" in inside else inside)
+    return match.end()
+
+
+def _ansi_c_escape(match: re.Match[str]) -> str:
+    escape = match.group(1)
+    if len(escape) == 1 and not escape.isdigit():
+        return _ANSI_C.get(escape, "\\" + escape)
+    code = int(escape, 8) if escape[0].isdigit() else int(escape[1:], 16)
+    return chr(code) if code < 0x110000 else ""
