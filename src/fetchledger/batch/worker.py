@@ -9,6 +9,7 @@ the ranked quotes, the hashes and the compressed raw bytes. A page to be
 rendered in a browser comes back as :class:`RenderWanted`; once batch has
 rendered it, :func:`prepare_rendered` reads the DOM. The main process only
 fetches, renders (in render processes of their own) and writes.
+``reextract`` uses the same pool for stored raw bytes (:func:`prepare_again`).
 
 A worker is a fresh interpreter started by the batch process through the
 one child-process runtime (:mod:`fetchledger.adapters.children`), which
@@ -141,8 +142,8 @@ def prepare_stored(
 
 def prepare_again(stored: StoredRaw, key: bytes, limits: Limits) -> Prepared | WorkFailure:
     """Today's extraction of a stored version's raw bytes, prepared as a version that
-    keeps the bytes' retrieval time and hands out no snippet (``reextract``, in a worker
-    or in its own process). Capped bytes fail as ``raw_capped``."""
+    keeps the bytes' retrieval time and hands out no snippet (``reextract``: in a worker,
+    or in the caller's process for a few sources). Capped bytes fail as ``raw_capped``."""
     prepared = _prepared(lambda: document_from_stored(stored, limits=limits, key=key),
                          None, 0, limits, retrieved_at=stored.retrieved_at)
     assert not isinstance(prepared, RenderWanted)
