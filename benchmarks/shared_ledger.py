@@ -8,7 +8,9 @@ canonical source arrives from many processes at once). While they run,
 1..N, one id per locator (every surviving writer's report agrees with the
 ledger), the backend's integrity check clean; registrations per second over
 the run. Floors measured in the same run: the same bare insert (one row, one
-transaction, one synchronous commit) from 16 processes, per backend.
+transaction, one synchronous commit) from 16 processes, per backend; on PostgreSQL
+also the bare insert taking its id from a counter row in its transaction (what
+dense ids cost at least: the row stays locked through each commit).
 
     python benchmarks/shared_ledger.py [--processes 16] [--per-process 300] [--kill 3] [--pg URL]
 """
@@ -58,10 +60,15 @@ BARE = textwrap.dedent(
     """
     import sys, time
     location, worker, count = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+    counted = location.endswith("#counter")
+    location = location.removesuffix("#counter")
     if location.startswith("postgresql://"):
         import psycopg
         db = psycopg.connect(location, autocommit=True)
         insert = "INSERT INTO doc (locator, text) VALUES (%s, %s)"
+        if counted:  # the id from a counter row locked until the commit, as DESIGN §4 asks
+            insert = ("WITH c AS (UPDATE counter SET value = value + 1 RETURNING value) "
+                      "INSERT INTO doc (id, locator, text) SELECT value, %s, %s FROM c")
     else:
         import sqlite3
         db = sqlite3.connect(location, isolation_level=None, timeout=60)
@@ -126,6 +133,8 @@ def bare_table(location: str) -> None:
         with psycopg.connect(location, autocommit=True) as db:
             db.execute("CREATE TABLE doc (id BIGSERIAL PRIMARY KEY, locator TEXT UNIQUE, "
                        "text TEXT)")
+            db.execute("CREATE TABLE counter (value BIGINT NOT NULL)")
+            db.execute("INSERT INTO counter VALUES (0)")
     else:
         import sqlite3
 
@@ -169,6 +178,14 @@ def main() -> None:
                 times = [t for t, _, _ in reported]
                 rows.append([f"bare insert on {name}, {p} writers", len(reported) / elapsed,
                              median_ms(times), percentile_ms(times, 0.99)])
+                if name == "PostgreSQL":  # what dense ids cost at least: the counter row
+                    counted = stack.enter_context(pg_ledger(args.pg))
+                    bare_table(counted)
+                    elapsed, reported, _ = run(BARE, counted + "#counter", p, per, 0, rng)
+                    times = [t for t, _, _ in reported]
+                    rows.append([f"bare insert + counter row on {name}, {p} writers",
+                                 len(reported) / elapsed, median_ms(times),
+                                 percentile_ms(times, 0.99)])
     print(f"{p} writer processes x {per} registrations, one in ten on a locator all "
           "share; writers killed with SIGKILL mid-run\n")
     print("\n".join(verdicts) + "\n")

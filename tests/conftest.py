@@ -190,6 +190,8 @@ MCP_TOOL_CONTRACT: dict[str, tuple[set[str], set[str]]] = {
     "get_source": ({"id"}, set()),
     "render": ({"text"}, {"style"}),
     "check": ({"text"}, set()),
+    "refresh": (set(), {"ids", "all"}),
+    "ingest": ({"results"}, {"query", "k", "search_query", "engine"}),
 }
 
 

@@ -18,7 +18,8 @@ from fetchledger.adapters.markdown import markdown_text
 from fetchledger.text.normalize import INVISIBLE, clean_lines, visible_nfc
 from fetchledger.text.verbatim import find_verbatim
 
-HIDDEN = "Caf\u0065\u0301 au lait costs 3\u200b euros, the\u00ad menu\u2060 says\ufeff."
+HIDDEN = ("Caf\u0065\u0301 au lait costs 3\u200b euros,\u200e the\u00ad menu\u2060 "
+          "says\u200f\ufeff.")
 SEEN = "Café au lait costs 3 euros, the menu says."
 
 
@@ -42,6 +43,12 @@ def test_command_output_is_visible_nfc_too(tmp_path: Path) -> None:
     with Ledger(tmp_path / "ledger.db") as ledger:
         result = ledger.run(["printf", HIDDEN.replace("%", "%%")])
         assert ledger.text(result.source.id) == SEEN
+
+
+def test_pdf_page_text_is_visible_nfc_too() -> None:
+    from fetchledger.adapters.pdftext import page_paragraphs
+
+    assert page_paragraphs(HIDDEN + "\n") == SEEN
 
 
 def test_matching_forgives_invisible_characters_and_composition() -> None:

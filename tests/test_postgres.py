@@ -73,8 +73,9 @@ STALL_INSIDE = textwrap.dedent(
     import os, sys
     from fetchledger.store.postgres import PostgresStore
     original = PostgresStore._index_version
-    def index_then_stall(*args):
-        original(*args)
+    def index_then_stall(db, *args):
+        original(db, *args)
+        db.execute("SELECT 1").fetchone()  # what is queued in the pipeline is sent
         print("inside", os.getpid(), flush=True)  # written, not committed
         sys.stdin.readline()  # until the test has cut the connection
     PostgresStore._index_version = staticmethod(index_then_stall)
@@ -99,10 +100,10 @@ def test_a_connection_killed_mid_write_is_exit_4_and_half_of_nothing(
     assert child.stdout is not None
     line = child.stdout.readline()
     assert line.startswith("inside"), child.stderr.read() if child.stderr else ""
-    with psycopg.connect(url, autocommit=True) as db:  # the backend inside a transaction
+    with psycopg.connect(url, autocommit=True) as db:  # the backend inside a write
         (pid,) = db.execute(
             "SELECT pid FROM pg_stat_activity WHERE application_name = 'fetchledger' "
-            "AND state = 'idle in transaction' AND datname = current_database()").fetchone()
+            "AND backend_xid IS NOT NULL AND datname = current_database()").fetchone()
         db.execute("SELECT pg_terminate_backend(%s)", (pid,))
     _, stderr = child.communicate("go on\n", timeout=60)
     assert child.returncode == 4, stderr
@@ -215,7 +216,7 @@ def test_fresh_ledgers_opened_by_many_processes_at_once_migrate_once(url: str) -
         assert child.returncode == 0, err
     assert rows(url, "SELECT name FROM migration ORDER BY name") == [
         ("0001_initial",), ("0002_keyed_identity",), ("0003_batch_claims",),
-        ("0005_search_hits",), ("0007_secret_rules",)]
+        ("0005_search_hits",), ("0006_provisional_ids",), ("0007_secret_rules",)]
 
 
 # --- what the database holds ------------------------------------------------------------------
@@ -275,3 +276,13 @@ def test_a_reviewer_role_reads_but_cannot_write(url: str, tmp_path: Path) -> Non
     finally:
         rows(url, f"DROP OWNED BY {role}")
         rows(url, f"DROP ROLE {role}")
+
+
+def test_an_ok_attempt_names_the_id_its_source_got(url: str) -> None:
+    with Ledger(url) as ledger:
+        ledger.register(doc("/a", "Water boils at 100 degrees."))
+        ledger.register(doc("/b", "Ice melts at 0 degrees."))
+        ledger.register(doc("/a", "Water boils at 100 degrees, again."))
+        assert [(a.message, a.source_id) for a in ledger.attempts()] == [
+            ("registered as [1] version 1", 1), ("registered as [2] version 1", 2),
+            ("registered as [1] version 2", 1)]

@@ -79,12 +79,12 @@ class Extracted:
 
 # Bumped whenever what this module stores for the same bytes changes, so a version
 # records which extraction made its text (``reextract`` compares it).
-EXTRACTION_REVISION = 2
+EXTRACTION_REVISION = 3
 
 
 @lru_cache(maxsize=1)
 def extractor_version() -> str:
-    """trafilatura's version and this module's revision: ``2.3.1+fetchledger.2``."""
+    """trafilatura's version and this module's revision: ``2.3.1+fetchledger.3``."""
     import trafilatura
 
     return f"{trafilatura.__version__}+fetchledger.{EXTRACTION_REVISION}"

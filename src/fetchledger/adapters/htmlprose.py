@@ -11,11 +11,12 @@ Run on the parsed page before trafilatura sees it (DESIGN promise 7):
   lists (``.mw-cite-backlink``); the footnote marks of other sites
   (``role="doc-noteref"``/``doc-backlink``, pandoc's ``a.footnote-ref``,
   GitHub's ``data-footnote-ref``, any ``<sup>`` that is only a link to a
-  note on the page, any bracketed ``<sup>[…]</sup>``). The reference list
+  note on the page, any bracketed ``<sup>[…]</sup>``), and the note links any
+  site makes, found by their shape (:mod:`.htmlnotes`). The reference list
   itself is content and stays, one entry per line.
-- **Formulas keep their words.** A ``<math>`` element becomes its
-  ``alttext`` or TeX annotation (MediaWiki hides the MathML and shows an
-  image), so a sentence with a formula stays whole instead of having a hole.
+- **Formulas keep their words**, once (:mod:`.htmlmath`): a formula becomes its
+  ``alttext`` or TeX, so a sentence with a formula stays whole instead of
+  having a hole.
 - **Whitespace renders as in a browser** where trafilatura would keep a line
   break of the HTML source (text around a ``<br>``, quotations): a run of
   spaces, tabs and newlines is one space there (not in ``<pre>``, ``<code>``,
@@ -37,6 +38,8 @@ from collections.abc import Iterator
 import lxml.etree
 import lxml.html
 
+from .htmlmath import formulas_as_text
+from .htmlnotes import drop_note_marks, remove_keeping_tail
 from .pdftext import continues, text_width
 
 __all__ = ["formulas_as_text", "join_soft_breaks", "prepare_prose", "split_block_items",
@@ -69,13 +72,16 @@ _NOTE_MARK = re.compile(
     r"^(?:\[[^\[\]]{1,40}\]"
     r"|\[?(?:\d{1,4}|[a-zA-Z]{1,2}|[ivxlc]{1,5}|[*†‡§¶]{1,3})(?:\s*[,–-]\s*\d{1,4})*\]?)$")
 _SUP_SIGNS = ("<sup", "<SUP", "<Sup")
-_MATH = lxml.etree.XPath("//math")  # the HTML parser keeps no namespaces
-_TEX = lxml.etree.XPath(".//annotation[contains(@encoding, 'tex')]")
-_DISPLAYSTYLE = re.compile(r"^\{\\(?:displaystyle|textstyle)\s*(.*)\}$", re.DOTALL)
-_MATH_IMAGE = lxml.etree.XPath(
-    "//img[contains(@class, 'mwe-math-fallback-image')][not(ancestor::*[contains(@class, "
-    "'mwe-math-element')]//*[local-name()='math'])]")
 _BREAKS = lxml.etree.XPath(".//br")
+_CAPTIONS = lxml.etree.XPath("//figure/figcaption")
+_CAPTION_WORDS = 6
+_CAPTION_CREDITS = lxml.etree.XPath(
+    ".//*[contains(translate(@class, 'CREDITOPYRHS', 'creditopyrhs'), 'credit')"
+    " or contains(translate(@class, 'CREDITOPYRHS', 'creditopyrhs'), 'copyright')"
+    " or contains(translate(@itemprop, 'CREDITOPYRHS', 'creditopyrhs'), 'copyright')"
+    " or contains(translate(@itemprop, 'CREDITOPYRHS', 'creditopyrhs'), 'credit')]")
+_CREDIT = re.compile(r"^[(\[]?(?:credit|photo|foto|image|bild|quelle|source|picture|©|\(c\))",
+                     re.IGNORECASE)
 _TEI_BREAKS = lxml.etree.XPath(".//lb")
 _QUOTES = lxml.etree.XPath("//blockquote[not(ancestor::pre)] | //q[not(ancestor::pre)]")
 _WHITESPACE_NODES = lxml.etree.XPath(
@@ -99,6 +105,27 @@ def prepare_prose(tree: lxml.html.HtmlElement, source: str | None = None) -> Non
     _drop_apparatus(tree, source)
     for quote in _QUOTES(tree):
         _collapse_whitespace(quote)
+    if source is None or "<figcaption" in source or "<FIGCAPTION" in source:
+        _captions_as_paragraphs(tree)
+
+
+def _captions_as_paragraphs(tree: lxml.html.HtmlElement) -> None:
+    """A figure's caption that says something is the page's words (trafilatura drops
+    every ``<figure>``): the figure becomes a block and its caption a paragraph, its
+    credit (an element classed ``credit``/``copyright``) left out. A caption of a few
+    words or a credit line ("Credit: AFP", "Foto: dpa") is furniture and goes with the
+    figure, as before."""
+    for caption in _CAPTIONS(tree):
+        for credit in _CAPTION_CREDITS(caption):
+            if credit.getparent() is not None:
+                _replace_with_text(credit, "")
+        words = caption.text_content().split()
+        if len(words) < _CAPTION_WORDS or _CREDIT.match(" ".join(words)):
+            continue
+        caption.tag = "p"
+        figure = caption.getparent()
+        if figure is not None and figure.tag == "figure":
+            figure.tag = "div"
 
 
 def join_soft_breaks(root: lxml.etree._Element, *, tei: bool = False) -> bool:
@@ -138,60 +165,12 @@ def _drop_apparatus(tree: lxml.html.HtmlElement, source: str | None) -> None:
     for element in marks:
         if element.getparent() is not None:
             _replace_with_text(element, "")
+    drop_note_marks(tree)
 
 
 def _replace_with_text(element: lxml.etree._Element, text: str) -> None:
     """Remove ``element`` (and its content), leaving ``text`` and its tail in its place."""
-    parent = element.getparent()
-    if parent is None:
-        return
-    kept = text + (element.tail or "")
-    previous = element.getprevious()
-    if previous is not None:
-        previous.tail = (previous.tail or "") + kept
-    else:
-        parent.text = (parent.text or "") + kept
-    parent.remove(element)
-
-
-# --- formulas ----------------------------------------------------------------------------
-
-
-def formulas_as_text(tree: lxml.html.HtmlElement, source: str | None = None) -> None:
-    """Each ``<math>`` as its alttext or TeX (see above), in place; ``source``, the
-    page's HTML, lets a page without formulas skip the search."""
-    if source is not None and not any(sign in source for sign in ("math", "MATH", "Math")):
-        return
-    for math in _MATH(tree):
-        if math.getparent() is None:
-            continue
-        words = _formula(math)
-        target = math
-        for ancestor in math.iterancestors():
-            if "mwe-math-element" in (ancestor.get("class") or ""):
-                target = ancestor  # its fallback image would say the formula again
-                break
-        # The wrapper may be hidden (MediaWiki's MathML span is display:none): the
-        # formula text takes the place of the outermost wrapper, which is shown.
-        _replace_with_text(target, words)
-    for image in _MATH_IMAGE(tree):
-        _replace_with_text(image, _strip_displaystyle(image.get("alt") or ""))
-
-
-def _formula(math: lxml.etree._Element) -> str:
-    alt = (math.get("alttext") or "").strip()
-    if alt:
-        return _strip_displaystyle(alt)
-    tex = _TEX(math)
-    if tex and (tex[0].text or "").strip():
-        return _strip_displaystyle(tex[0].text or "")
-    return " ".join(part.strip() for part in math.itertext() if part.strip())
-
-
-def _strip_displaystyle(tex: str) -> str:
-    tex = " ".join(tex.split())
-    match = _DISPLAYSTYLE.match(tex)
-    return match.group(1).strip() if match else tex
+    remove_keeping_tail(element, text)
 
 
 # --- line breaks -------------------------------------------------------------------------
@@ -276,9 +255,7 @@ def unwrap_layout_tables(body: lxml.etree._Element) -> bool:
     changed = False
     for table in list(body.iter("table")):
         cells = list(table.iter("cell"))
-        if table.getparent() is None or not any(
-                isinstance(c.tag, str) and c.tag in _TEI_BLOCK_CHILDREN
-                for cell in cells for c in cell):
+        if table.getparent() is None or not any(_holds_a_page(cell) for cell in cells):
             continue
         blocks: list[lxml.etree._Element] = []
         for cell in cells:
@@ -302,6 +279,20 @@ def unwrap_layout_tables(body: lxml.etree._Element) -> bool:
             blocks[-1].tail = (blocks[-1].tail or "") + tail
         changed = True
     return changed
+
+
+_CELL_PAGE_BLOCKS = frozenset({"head", "list", "quote", "table", "code"})
+_CELL_PROSE = 300  # characters: a cell with paragraphs of this much text is a page column
+
+
+def _holds_a_page(cell: lxml.etree._Element) -> bool:
+    """A cell of a layout table: it holds headings, lists, quotations, tables or code, or
+    several paragraphs of prose. A data cell may hold a paragraph or two (trafilatura
+    makes a ``<br>`` inside a cell a paragraph): that row stays one line."""
+    blocks = [c for c in cell if isinstance(c.tag, str) and c.tag in _TEI_BLOCK_CHILDREN]
+    if any(block.tag in _CELL_PAGE_BLOCKS for block in blocks):
+        return True
+    return len(blocks) >= 2 and len("".join(cell.itertext())) >= _CELL_PROSE
 
 
 def _collapse_whitespace(root: lxml.etree._Element) -> bool:

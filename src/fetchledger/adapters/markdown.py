@@ -7,10 +7,14 @@ syntax and images removed, link text kept; code blocks keep their lines. A
 soft line break inside a paragraph is a space; a hard one (``<br>``) joins or
 stays by the rules of :func:`~fetchledger.adapters.htmlprose.join_soft_breaks`.
 The title is the first top-level heading (else the first heading).
+Footnotes are the document's own apparatus, as on a web page: a reference
+``[^1]`` in the prose goes, and a definition ``[^1]: Text.`` stays as its text,
+one line, like an entry of a reference list.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING
@@ -29,7 +33,15 @@ __all__ = ["MarkdownText", "markdown_text"]
 _LINES = frozenset("p h1 h2 h3 h4 h5 h6 li dt dd tr caption figcaption".split())
 _CONTAINERS = frozenset("ul ol dl blockquote table thead tbody tfoot div section".split())
 _HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
-_HARD_BREAK = "\x1f"  # stands for a kept <br> while a line's text is read
+# Stands for a kept <br> while a line's text is read: a noncharacter (lxml refuses
+# control characters in text), taken out of the source first.
+_HARD_BREAK = "\ufdd0"
+# A reference, and the spaces before it when punctuation follows ("word [^1]." -> "word.").
+_FOOTNOTE_REF = re.compile(r"[ \t]*\[\^[^\]\s]{1,40}\](?=[.,;:!?)])|\[\^[^\]\s]{1,40}\]")
+_FOOTNOTE_DEF = re.compile(r"^\s*\[\^[^\]\s]{1,40}\]:\s*")
+# The next definition in the same paragraph (definitions on consecutive lines).
+_NEXT_DEF = re.compile(r"\n[ \t]*\[\^[^\]\s]{1,40}\]:[ \t]*")
+_CODE = frozenset({"code", "pre"})
 
 
 @dataclass(frozen=True)
@@ -48,10 +60,12 @@ def _renderer() -> MarkdownIt:
 
 def markdown_text(source: str) -> MarkdownText:
     """The stored text and title of a Markdown document."""
-    html = _renderer().render(source)
+    html = _renderer().render(source.replace(_HARD_BREAK, ""))
     if not html.strip():
         return MarkdownText("", None)
     root = lxml.html.fragment_fromstring(html, create_parent="div")
+    if "[^" in source:
+        _drop_footnote_marks(root)
     join_soft_breaks(root)
     lines: list[str] = []
     _render(root, lines)
@@ -62,6 +76,43 @@ def markdown_text(source: str) -> MarkdownText:
             title = one_line(heading.text_content()) or None
             break
     return MarkdownText(clean_lines("\n".join(lines)), title)
+
+
+def _drop_footnote_marks(root: lxml.etree._Element) -> None:
+    """``[^label]`` references out of the prose, definitions' labels off their text,
+    each definition a line of its own (never inside code)."""
+    for element in list(root.iter()):
+        if not isinstance(element.tag, str):
+            continue
+        if element.tag not in _CODE and element.text and not _in_code(element):
+            text = element.text
+            if element.tag == "p":
+                text = _FOOTNOTE_DEF.sub("", text, count=1)
+            first, *rest = _NEXT_DEF.split(text)
+            element.text = _FOOTNOTE_REF.sub("", first)
+            for at, piece in enumerate(rest):
+                element.insert(at, _break(piece))
+        parent = element.getparent()
+        if element.tail and parent is not None and not _in_code(parent):
+            first, *rest = _NEXT_DEF.split(element.tail)
+            element.tail = _FOOTNOTE_REF.sub("", first)
+            at = parent.index(element) + 1
+            for offset, piece in enumerate(rest):
+                parent.insert(at + offset, _break(piece))
+
+
+def _break(tail: str) -> lxml.etree._Element:
+    br = lxml.etree.Element("br")
+    br.tail = _FOOTNOTE_REF.sub("", tail)
+    return br
+
+
+def _in_code(element: lxml.etree._Element | None) -> bool:
+    while element is not None:
+        if element.tag in _CODE:
+            return True
+        element = element.getparent()
+    return False
 
 
 def _render(element: lxml.etree._Element, lines: list[str]) -> None:

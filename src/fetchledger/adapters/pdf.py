@@ -72,7 +72,8 @@ PDF_ENGINES = ("auto", "pdfium", "pypdf")
 # (paragraph joining, page assembly, normalization), as the engines' own versions say
 # when theirs does: ``reextract`` then finds the text of an older version may differ.
 # 2: text in NFC without invisible format characters (issue 11).
-PDF_REVISION = 2
+# 3: direction marks (LRM, RLM, ALM) and U+180E invisible too.
+PDF_REVISION = 3
 
 _ENTRY = "fetchledger.adapters.pdf:extract_pages"
 

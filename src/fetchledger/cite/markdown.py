@@ -55,6 +55,7 @@ _BARE_URL = re.compile(r"(?:https?|ftps?)://[^\s<>\"'`]+|www\.[\w-]+(?:\.[\w-]+)
 _AUTOLINK = re.compile(r"<([A-Za-z][A-Za-z0-9+.-]{1,31}:[^\s<>]*)>")
 _EMAIL_AUTOLINK = re.compile(r"<[\w.!#$%&'*+/=?^`{|}~-]+@[\w-]+(?:\.[\w-]+)*>")
 _HTML_TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?/?>")
+_Q_TAG = re.compile(r"<(/?)q(?:\s[^<>]*)?>$", re.IGNORECASE)
 # Where the inline scanner must look closer: escapes, code, angle brackets, brackets,
 # and the start of a bare URL.
 _SPECIAL = re.compile(r"[\\`<\[!]|(?<![\w/@.\-])(?:[hH][tT][tT][pP][sS]?|[fF][tT][pP][sS]?)://"
@@ -315,7 +316,13 @@ class _BlockScanner:
         item = _LIST_ITEM.match(content)
         if item:
             self.in_list = True
-            self.current = _Pending("item", [(start + item.end(), line_end)], self.blockquote)
+            begin = start + item.end()
+            quoted = _QUOTE_PREFIX.match(content[item.end():])
+            if quoted and self.blockquote is None:  # "- > words": a blockquote in the item
+                self.blockquotes += 1
+                self.blockquote = self.blockquotes
+                begin += quoted.end()
+            self.current = _Pending("item", [(begin, line_end)], self.blockquote)
             self.paragraphs.append(self.current)
             return
         segment = (start + indent, line_end)
@@ -457,6 +464,9 @@ class _InlineScanner:
             return i + match.end()
         match = _HTML_TAG.match(window)
         if match:
+            quote = _Q_TAG.match(match.group(0))
+            if quote:  # <q>…</q>: a quotation, as “…”
+                self._emit("”" if quote.group(1) else "“", i)
             for attr in _HTML_URL_ATTR.finditer(match.group(0)):
                 url = attr.group(1)
                 if url.lower().startswith(_URL_SCHEMES):

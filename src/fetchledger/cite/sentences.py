@@ -18,43 +18,74 @@ __all__ = ["quote_spans", "split_sentences"]
 _TERMINATOR = re.compile(r"[.!?…]+|[。！？]+")
 _CLOSERS = "\"'”’»)]」』）›"
 _CJK_TERMINATORS = "。！？"
-# Opening quote -> the characters that close it.
-_TYPOGRAPHIC = {"“": "”", "„": "“”", "«": "»", "‹": "›", "「": "」", "『": "』"}
+# Opening quote -> the characters that close it: English and most languages (“…”,
+# ‘…’), German and Czech („…“, ‚…‘), French, Italian, Russian («…», ‹…›), German and
+# Danish (»…«, ›…‹), Japanese and Chinese (「…」, 『…』).
+_TYPOGRAPHIC = {"“": "”", "„": "“”", "«": "»", "‹": "›", "「": "」", "『": "』", "‘": "’",
+                "‚": "‘’", "»": "«", "›": "‹"}
+_APOSTROPHES = "’'"  # closers that are also apostrophes: never between two letters
 _OPEN_BEFORE = " \t\n([{—–-/\u00a0"
+_ELISION = re.compile(r"'\d{2}s?(?![\w.,:])")
 
 
 def quote_spans(prose: str) -> list[tuple[int, int]]:
     """``(open, close)`` index pairs of quotation marks: the quoted text is
-    ``prose[open + 1 : close]``. Straight double quotes pair when one can open
-    (after a space or bracket, before a non-space) and the next can close."""
+    ``prose[open + 1 : close]``. Typographic quotes pair with their closers (a
+    ``’`` between two letters is an apostrophe, not a closer); straight quotes,
+    double or single, pair when one can open (at the start, or after a space or
+    bracket, before a non-space — a single one not before a cut year: ``'90s``) and
+    the next can close (after a non-space, not before a letter or digit)."""
     spans: list[tuple[int, int]] = []
     i = 0
     n = len(prose)
     while i < n:
         char = prose[i]
+        close = -1
         if char in _TYPOGRAPHIC:
-            close = _find_any(prose, _TYPOGRAPHIC[char], i + 1)
-            if close != -1:
-                spans.append((i, close))
-                i = close + 1
-                continue
-        elif char == '"' and (i == 0 or prose[i - 1] in _OPEN_BEFORE) and i + 1 < n \
-                and not prose[i + 1].isspace():
-            close = i + 1
-            while True:
-                close = prose.find('"', close)
-                if close == -1:
-                    break
-                after = prose[close + 1] if close + 1 < n else " "
-                if not prose[close - 1].isspace() and not after.isalnum():
-                    break
-                close += 1
-            if close != -1:
-                spans.append((i, close))
-                i = close + 1
-                continue
+            close = _typographic_close(prose, char, i + 1)
+        elif char in "\"'" and _can_open(prose, i):
+            close = _straight_close(prose, char, i + 1)
+        if close != -1:
+            spans.append((i, close))
+            i = close + 1
+            continue
         i += 1
     return spans
+
+
+def _can_open(prose: str, i: int) -> bool:
+    if i + 1 >= len(prose) or prose[i + 1].isspace():
+        return False
+    if prose[i] == "'" and _ELISION.match(prose, i):
+        return False  # a year cut short: '90s, in '98
+    return i == 0 or prose[i - 1] in _OPEN_BEFORE
+
+
+def _straight_close(prose: str, char: str, start: int) -> int:
+    close = start
+    n = len(prose)
+    while True:
+        close = prose.find(char, close)
+        if close == -1:
+            return -1
+        after = prose[close + 1] if close + 1 < n else " "
+        if not prose[close - 1].isspace() and not after.isalnum():
+            return close
+        close += 1
+
+
+def _typographic_close(prose: str, opener: str, start: int) -> int:
+    closers = _TYPOGRAPHIC[opener]
+    at = start
+    while True:
+        close = _find_any(prose, closers, at)
+        if close == -1 or prose[close] not in _APOSTROPHES or not _between_letters(prose, close):
+            return close
+        at = close + 1
+
+
+def _between_letters(prose: str, at: int) -> bool:
+    return 0 < at < len(prose) - 1 and prose[at - 1].isalpha() and prose[at + 1].isalpha()
 
 
 def _find_any(text: str, chars: str, start: int) -> int:

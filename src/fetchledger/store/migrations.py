@@ -361,10 +361,23 @@ def _postgres_search_hits(db: PgConnection) -> None:
                                    source="BIGINT"))
 
 
+def _postgres_provisional_ids(db: PgConnection) -> None:
+    """A new source is written under a provisional (negative) id from a sequence and
+    numbered from the counter at the end of its transaction: the references to it
+    follow its id (ON UPDATE CASCADE; attempts get an index for it)."""
+    db.execute("CREATE SEQUENCE provisional_source")
+    for table in ("alias", "version", "quote", "attempt", "search_hit"):
+        db.execute(f"ALTER TABLE {table} DROP CONSTRAINT {table}_source_id_fkey, "
+                   f"ADD CONSTRAINT {table}_source_id_fkey FOREIGN KEY (source_id) "
+                   "REFERENCES source(id) ON UPDATE CASCADE")
+    db.execute("CREATE INDEX attempt_by_source ON attempt(source_id)")
+
+
 POSTGRES_MIGRATIONS: tuple[tuple[str, Callable[[PgConnection], None]], ...] = (
     ("0001_initial", _postgres_initial),
     ("0002_keyed_identity", _postgres_keyed_identity),
     ("0003_batch_claims", _postgres_batch_claims),
     ("0005_search_hits", _postgres_search_hits),
+    ("0006_provisional_ids", _postgres_provisional_ids),
     ("0007_secret_rules", _postgres_secret_rules),
 )

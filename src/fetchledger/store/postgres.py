@@ -3,12 +3,13 @@
 It implements :class:`fetchledger.store.protocol.Store` on psycopg 3 (no ORM),
 with the semantics of the SQLite store:
 
-- **Dense ids.** A new source takes its id from the ``counter`` row, locked
-  (``FOR UPDATE``) and updated in the same transaction as the insert. The
-  lock is taken only once the source is known to be new; then the identity is
-  looked up again, so of two processes registering one canonical source at
-  once, the second waits and reads the first one's id (the unique constraint
-  on ``source.locator`` backs this up). A rollback or a conflict consumes no id.
+- **Dense ids.** A new source is written under a provisional (negative) id;
+  the ``counter`` row is locked last, by the statement that numbers the
+  transaction's new sources, sent with the COMMIT. The unique names of
+  ``alias`` decide who registers a canonical source first: of two processes
+  registering it at once, the second waits and reads the first one's id. A
+  rollback or a conflict consumes no id; no other transaction sees a
+  provisional id.
 - **One transaction per write**, at READ COMMITTED. A deadlock or
   serialization failure (the server rolled the whole transaction back) is
   retried; a connection lost mid-write is a LedgerUnavailable (exit 4): the
@@ -23,11 +24,13 @@ with the semantics of the SQLite store:
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
+import logging
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from datetime import datetime
 from typing import Any, TypeVar
 
@@ -80,6 +83,15 @@ _MAX_TERM = 500  # characters; PostgreSQL refuses lexemes over 2 KB
 _WRITE_TRIES = 5
 # the server rolled the whole transaction back: safe to run it again
 _ROLLED_BACK = (pg_errors.DeadlockDetected, pg_errors.SerializationFailure)
+
+
+def _not_redundant(record: logging.LogRecord) -> bool:
+    """psycopg warns that it could not close a pipeline when the connection was lost
+    inside it; the error that lost it is raised anyway (one line, exit 4)."""
+    return not str(record.msg).startswith("error ignored")
+
+
+logging.getLogger("psycopg").addFilter(_not_redundant)
 
 
 def passage_terms(text: str) -> list[str]:
@@ -178,19 +190,23 @@ class PostgresStore:
                      "here was rolled back or committed whole: run it again")
         return LedgerError(f"ledger error in {where}: {detail}", path=where)
 
-    def _write(self, work: Callable[[Connection], T], *, tries: int = _WRITE_TRIES) -> T:
+    def _write(self, work: Callable[[Connection], T], *, tries: int = _WRITE_TRIES,
+               pipelined: bool = False) -> T:
         """``work`` in one transaction; tried again when the server rolled it back whole
         (deadlock, serialization failure) or when the connection was found lost before
-        the transaction began (the server closed an idle connection)."""
+        the transaction began (the server closed an idle connection). ``pipelined``:
+        statements whose results are not read go with the next one that is read (and
+        the last ones with the COMMIT), one round trip for them all."""
         for attempt in range(tries):
             conn = self._connection()
             began = False
             try:
-                with self._errors(), conn.transaction():
-                    began = True
+                with (self._errors(), conn.pipeline() if pipelined else nullcontext(),
+                      conn.transaction()):
                     # per transaction, so that a pooler (pgbouncer) may share connections
                     conn.execute("SELECT set_config('lock_timeout', %s, true)",
-                                 (f"{int(self.busy_timeout * 1000)}ms",))
+                                 (f"{int(self.busy_timeout * 1000)}ms",)).fetchone()
+                    began = True
                     return work(conn)
             except LedgerError as error:
                 # the server rolled it all back: a deadlock or a serialization failure,
@@ -273,12 +289,17 @@ class PostgresStore:
         self, registrations: Sequence[Registration], attempts: Sequence[AttemptRow] = ()
     ) -> list[StoredVersion]:
         """Register retrievals and record failed attempts in ONE transaction, all of
-        them or none; ids are assigned inside it, in the order given."""
+        them or none; ids are assigned inside it, in the order given.
+
+        A new source is written under a provisional (negative) id; the id counter is
+        locked last, by the statement that numbers the transaction's new sources,
+        sent with the COMMIT (one round trip): writers wait for each other only over
+        that statement and the commit, not over their inserts."""
         # Index terms are computed before the transaction: it holds locks.
         terms = [[passage_terms(r.version.text[p.start : p.end]) for p in r.version.passages]
                  for r in registrations]
 
-        def work(db: Connection) -> list[StoredVersion]:
+        def work(db: Connection) -> tuple[list[StoredVersion], psycopg.Cursor[Any] | None]:
             stored = [self._register(db, r, t) for r, t in zip(registrations, terms, strict=True)]
             if attempts:
                 now = utc_now()
@@ -287,15 +308,40 @@ class PostgresStore:
                         "INSERT INTO attempt (kind, locator, at, status, message) "
                         "VALUES (%s, %s, %s, %s, %s)",
                         [(a.kind, a.locator, now, a.status, a.message) for a in attempts])
-            return stored
+            provisional = sorted({s.source_id for s in stored if s.source_id < 0}, reverse=True)
+            return stored, (self._number(db, provisional) if provisional else None)
 
-        return self._write(work)
+        stored, numbered = self._write(work, pipelined=True)
+        if numbered is None:
+            return stored
+        final = dict(numbered.fetchall())  # sent with the COMMIT: read once it is done
+        return [dataclasses.replace(s, source_id=final.get(s.source_id, s.source_id))
+                for s in stored]
+
+    @staticmethod
+    def _number(db: Connection, provisional: list[int]) -> psycopg.Cursor[Any]:
+        """Give this transaction's new sources (provisional ids, in the order they were
+        written) the next ids of the counter, locking it until the commit; the
+        references to them follow (ON UPDATE CASCADE), and their ok attempts' messages
+        name the id."""
+        return db.execute(
+            "WITH new AS (SELECT id, row_number() OVER (ORDER BY id DESC) AS n "
+            "             FROM unnest(%(ids)s::bigint[]) AS id), "
+            "     taken AS (UPDATE counter SET value = value + %(count)s "
+            "               WHERE name = 'source' RETURNING value - %(count)s AS base), "
+            "     renamed AS (UPDATE source s SET id = taken.base + new.n FROM new, taken "
+            "                 WHERE s.id = new.id RETURNING new.id AS old, s.id), "
+            "     noted AS (UPDATE attempt a SET source_id = r.id, message = replace("
+            "                 a.message, '[' || r.old || ']', '[' || r.id || ']') "
+            "               FROM renamed r WHERE a.source_id = r.old) "
+            "SELECT old, id FROM renamed",
+            {"ids": provisional, "count": len(provisional)})
 
     def _register(self, db: Connection, registration: Registration,
                   terms: Sequence[list[str]]) -> StoredVersion:
         prepared = registration.version
         source_id, new_source = self._find_or_create_source(db, prepared)
-        latest = db.execute(
+        latest = None if new_source else db.execute(
             "SELECT v.id, v.number, v.text_sha256, v.raw_sha256 FROM source s "
             "LEFT JOIN version v ON v.id = s.latest_version WHERE s.id = %s FOR UPDATE OF s",
             (source_id,)).fetchone()
@@ -331,6 +377,12 @@ class PostgresStore:
 
     def _find_or_create_source(self, db: Connection,
                                prepared: PreparedVersion) -> tuple[int, bool]:
+        """The source's id, or a provisional (negative) id for a new source.
+
+        The unique locators of ``alias`` decide who registers a source first: a writer
+        inserting a name that another one is inserting waits for it, and if it
+        committed, takes its source. A new source whose names were not all free is
+        taken back (inside this transaction, no id spent) for the one that holds them."""
         names = sorted({prepared.locator, *prepared.aliases})  # one lock order for all
 
         def known() -> int | None:
@@ -338,31 +390,38 @@ class PostgresStore:
                                     "WHERE locator = ANY(%s)", (names,)).fetchall())
             if prepared.locator in found:
                 return int(found[prepared.locator])
-            return min(found.values()) if found else None
+            # the oldest; a provisional one (this transaction's) after every numbered one
+            return min(found.values(), key=lambda i: (i < 0, abs(i))) if found else None
 
         source_id = known()
-        new = False
         if source_id is None:
-            # The id lock; whoever held it may just have registered this very source.
-            counter = db.execute("SELECT value FROM counter WHERE name = 'source' "
-                                 "FOR UPDATE").fetchone()
-            assert counter is not None
+            row = db.execute(
+                "WITH s AS (INSERT INTO source (id, kind, locator, display, title, site, "
+                "    author, published, first_retrieved, last_retrieved) "
+                "  VALUES (-nextval('provisional_source'), %s, %s, %s, %s, %s, %s, %s, %s, %s) "
+                "  ON CONFLICT (locator) DO NOTHING RETURNING id), "
+                "a AS (INSERT INTO alias (locator, source_id) "
+                "  SELECT unnest(%s::text[]), s.id FROM s "
+                "  ON CONFLICT (locator) DO NOTHING RETURNING locator) "
+                "SELECT (SELECT id FROM s), (SELECT count(*) FROM a)",
+                (prepared.kind, prepared.locator, prepared.display, prepared.title,
+                 prepared.site, prepared.author, prepared.date, prepared.retrieved_at,
+                 prepared.retrieved_at, names)).fetchone()
+            assert row is not None
+            if row[0] is not None and row[1] == len(names):
+                return int(row[0]), True
+            if row[0] is not None:  # another writer registered one of its names first
+                db.execute("DELETE FROM alias WHERE source_id = %s", (row[0],))
+                db.execute("DELETE FROM source WHERE id = %s", (row[0],))
             source_id = known()
             if source_id is None:
-                source_id, new = int(counter[0]) + 1, True
-                db.execute("UPDATE counter SET value = %s WHERE name = 'source'", (source_id,))
-                db.execute(
-                    "INSERT INTO source (id, kind, locator, display, title, site, author, "
-                    "published, first_retrieved, last_retrieved) "
-                    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
-                    (source_id, prepared.kind, prepared.locator, prepared.display,
-                     prepared.title, prepared.site, prepared.author, prepared.date,
-                     prepared.retrieved_at, prepared.retrieved_at))
+                raise LedgerCorrupt(f"{self.shown}: the source {prepared.locator} exists "
+                                    "without its name in the alias table", path=self.shown)
         with db.cursor() as cursor:
             cursor.executemany(
                 "INSERT INTO alias (locator, source_id) VALUES (%s, %s) "
                 "ON CONFLICT (locator) DO NOTHING", [(name, source_id) for name in names])
-        return source_id, new
+        return source_id, False
 
     @staticmethod
     def _insert_version(db: Connection, source_id: int, number: int,

@@ -564,18 +564,24 @@ class SQLiteStore:
             held = " UNION ALL ".join(
                 ["SELECT rowid AS id, ? AS w FROM passage_fts WHERE passage_fts MATCH ?"]
                 * len(weighed))
+            # Only the passages weighing at least the limit-th weight are looked up for
+            # their length (the tie-break): not every passage holding a query word.
             sql = (
+                f"WITH hit AS MATERIALIZED (SELECT id, sum(w) AS weight FROM ({held}) "
+                "                          GROUP BY id), "
+                "cut AS (SELECT coalesce((SELECT weight FROM hit ORDER BY weight DESC "
+                "                         LIMIT 1 OFFSET ?), -1e308) AS weight) "
                 "SELECT v.source_id, v.id, v.number, p.start, p.end, p.page, p.page_label, "
                 "substr(v.text, max(p.start - ?, 0) + 1, p.end - max(p.start - ?, 0) + ?), "
                 "max(p.start - ?, 0) "
-                "FROM (SELECT q.id, hit.weight FROM "
-                f"      (SELECT id, sum(w) AS weight FROM ({held}) GROUP BY id) AS hit "
-                "      JOIN passage q ON q.id = hit.id "
+                "FROM (SELECT q.id, hit.weight FROM hit JOIN passage q ON q.id = hit.id "
+                "      WHERE hit.weight >= (SELECT weight FROM cut) "
                 "      ORDER BY hit.weight DESC, q.end - q.start, q.id LIMIT ?) AS best "
                 "JOIN passage p ON p.id = best.id JOIN version v ON v.id = p.version_id "
                 "ORDER BY best.weight DESC, p.end - p.start, p.id"
             )
-            params = [context] * 4 + [x for pair in weighed for x in pair] + [limit]
+            params = ([x for pair in weighed for x in pair] + [max(limit - 1, 0)]
+                      + [context] * 4 + [limit])
             hits = tuple(PassageHit(*row) for row in db.execute(sql, params))
         return Candidates(hits, total, holding)
 

@@ -4,7 +4,8 @@ The stored text of a source uses ``\\n`` only, holds one paragraph (or one
 output line) per line, and has no blank lines. Every line-break character
 ``str.splitlines()`` knows becomes ``\\n`` here, so a quote cut from one line
 can never contain a line break. The text is in NFC, without invisible format
-characters (zero-width space, joiners, word joiner, BOM, soft hyphen): a quote
+characters (zero-width space, joiners, word joiner, BOM, soft hyphen, direction
+marks): a quote
 typed by a reader, who cannot see them, matches what is stored.
 """
 
@@ -38,8 +39,14 @@ _TO_NEWLINE = {ord(ch): "\n" for ch in LINE_BREAKS}
 # C0/C1 controls other than tab and line breaks are noise in extracted text.
 _CONTROLS = re.compile(r"[\x00-\x08\x0e-\x1b\x7f-\x84\x86-\x9f\ufeff]")
 # Format characters nobody sees or types: soft hyphen, zero-width space, non-joiner and
-# joiner, word joiner and the invisible operators, zero-width no-break space (BOM).
-INVISIBLE = "\u00ad\u200b\u200c\u200d\u2060\u2061\u2062\u2063\u2064\ufeff"
+# joiner, the left-to-right, right-to-left and Arabic letter marks, word joiner and the
+# invisible operators, zero-width no-break space (BOM), the Mongolian vowel separator.
+# Kept: variation selectors (they pick a glyph form of the character before them) and
+# the bidirectional embeddings, overrides and isolates (U+202A-U+202E, U+2066-U+2069):
+# they change the order a reader sees words in, so they stay, and every output shows
+# them as visible escapes (``printable``) instead of silently changing the text.
+INVISIBLE = ("\u00ad\u061c\u180e\u200b\u200c\u200d\u200e\u200f\u2060\u2061\u2062"
+             "\u2063\u2064\ufeff")
 _DROP_INVISIBLE = dict.fromkeys(map(ord, INVISIBLE))
 _ANY_INVISIBLE = re.compile(f"[{INVISIBLE}]")
 
@@ -55,11 +62,12 @@ def visible_nfc(text: str) -> str:
 # Bumped whenever the stored text of the same bytes changes (text, Markdown, CSV, command
 # and piped output).
 # 2: NFC without invisible format characters (issue 11).
-TEXT_REVISION = 2
+# 3: direction marks (LRM, RLM, ALM) and U+180E invisible too; Markdown footnotes dropped.
+TEXT_REVISION = 3
 
 
 def text_extractor_version() -> str:
-    """The extractor version recorded for text kinds and command output: ``0.1.0+text.2``."""
+    """The extractor version recorded for text kinds and command output: ``0.1.0+text.3``."""
     return f"{__version__}+text.{TEXT_REVISION}"
 
 

@@ -81,9 +81,18 @@ _ABBREVIATIONS = frozenset(
 )
 # A terminator run, closing quotes/brackets, footnote marks that a source glued after
 # the sentence ("in 1998.[1][2]", "shown.¹²"), then whitespace and what can open one.
+# A mark is a bracketed number or run (``[12]``, ``[3, 5]``, ``[4–6]``) with an optional
+# page (``[12]:3``), a bracketed letter or note (``[a]``, ``[note 1]``, ``[nb 2]``), or
+# superscript digits.
+_MARK = (r"""(?:\[(?:\d{1,4}(?:\s*[,–-]\s*\d{1,4})*|[a-z]|(?:note|nb|n)\s?\d{1,3})\]"""
+         r"""(?::\s?\d{1,4}(?:\s?[–-]\s?\d{1,4})?)?|[¹²³⁰⁴-⁹]+)""")
 _BOUNDARY = re.compile(
-    r"""([.!?…]+)["'”’»)\]]*(?:\[\d{1,4}(?:\s*[,–-]\s*\d{1,4})*\]|[¹²³⁰⁴-⁹]+)*"""
+    rf"""([.!?…]+)["'”’»)\]]*{_MARK}*"""
     r"""(?=\s+["'“‘«(\[]*[\w¿¡])""")
+# A note number a PDF or a page glued after a word's full stop (its superscript lost):
+# "take 5 seconds.23 If ..." ends the sentence after the number. Only after a word of two
+# letters or more (never a decimal, "3.5 Million"), and only before a capital.
+_GLUED_NUMBER = re.compile(r"(?<=[^\W\d_]{2})([.!?])\d{1,3}(?=\s+[\"'“‘«(\[]*[^\W\d_])")
 _CJK_BOUNDARY = re.compile(r"[。！？]+[」』”’）]*")
 _WORD = re.compile(r"\S+")
 
@@ -108,7 +117,10 @@ def is_abbreviation(line: str, dot: int) -> bool:
         after = line[dot + 1 :].lstrip()
         return bool(after) and (after[0].isdigit() or bool(_ROMAN.match(after)))
     if len(word) == 1 and word.isalpha():
-        return written.isupper()  # an initial ("J. Smith"), not "a scalar c. Also"
+        # An initial ("J. Smith"), or a letter before a number ("c. 1900", "(d. 2010)",
+        # "p. 5"), not "a scalar c. Also".
+        after = line[dot + 1 :].lstrip()
+        return written.isupper() or (bool(after) and after[0].isdigit())
     return word in _ABBREVIATIONS or bool(_LETTERS_WITH_DOTS.fullmatch(word))
 
 
@@ -123,6 +135,11 @@ def split_sentences(line: str) -> list[tuple[int, int]]:
         if _goes_on_in_lower_case(line, match.end()):
             continue  # "…she said?" he asked. / "He’s… not": one sentence
         cuts.append(match.end())
+    for match in _GLUED_NUMBER.finditer(line):
+        after = line[match.end():].lstrip(" \t\"'“‘«([")
+        if after[:1].isupper() and not (match.group(1) == "." and
+                                         is_abbreviation(line, match.start())):
+            cuts.append(match.end())
     cuts.extend(m.end() for m in _CJK_BOUNDARY.finditer(line))
     spans: list[tuple[int, int]] = []
     begin = 0
@@ -431,7 +448,7 @@ def _ends_sentence(text: str, pos: int) -> bool:
     return _after_terminator(text, pos)
 
 
-_TRAILING_MARKS = re.compile(r"(?:\[\d{1,4}(?:\s*[,–-]\s*\d{1,4})*\]|[¹²³⁰⁴-⁹]+)+$")
+_TRAILING_MARKS = re.compile(rf"(?:{_MARK}|(?<=[^\W\d_][.!?])\d{{1,3}})+$")
 
 
 def _after_terminator(text: str, i: int) -> bool:

@@ -1,0 +1,137 @@
+"""A PostgreSQL server restarted under fetchledger (DESIGN §4): a write cut off by the
+restart is a clean exit 4 that left nothing behind, and running it again registers
+the source once; a ledger kept open across a restart goes on on a new connection.
+
+The shared server at 127.0.0.1:5432 is never restarted: each test starts a cluster
+of its own (``initdb`` and ``pg_ctl`` of the installed PostgreSQL) in a temporary
+folder, on a free port, and stops it after."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from fetchledger import Ledger
+from test_postgres import STALL_INSIDE, doc
+
+from conftest import table_counts
+
+pytestmark = pytest.mark.postgres
+
+
+def _bin_folder() -> Path | None:
+    """The newest installed PostgreSQL's programs (Debian's layout), or ``$PATH``'s."""
+    found = sorted(Path("/usr/lib/postgresql").glob("*/bin/pg_ctl"),
+                   key=lambda p: int(p.parts[-3]) if p.parts[-3].isdigit() else 0)
+    if found:
+        return found[-1].parent
+    on_path = shutil.which("pg_ctl")
+    return Path(on_path).parent if on_path and shutil.which("initdb") else None
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+class Cluster:
+    """A private PostgreSQL cluster: its data folder, port, and pg_ctl."""
+
+    def __init__(self, bin_folder: Path, folder: Path) -> None:
+        self.bin, self.data, self.port = bin_folder, folder / "data", _free_port()
+        self.log = folder / "server.log"
+        # the server refuses to run as root: as root, run it as the postgres user
+        self.as_user = (["runuser", "-u", "postgres", "--"]
+                        if os.geteuid() == 0 and shutil.which("runuser") else [])
+        if self.as_user:
+            shutil.chown(folder, "postgres")
+        self._run("initdb", "-D", str(self.data), "-U", "postgres", "--auth=trust",
+                  "--no-sync", "-E", "UTF8")
+        self.url = f"postgresql://postgres@127.0.0.1:{self.port}/postgres"
+
+    def _run(self, program: str, *args: str) -> None:
+        done = subprocess.run([*self.as_user, str(self.bin / program), *args],
+                              capture_output=True, text=True, timeout=120, check=False)
+        assert done.returncode == 0, f"{program}: {done.stdout}{done.stderr}"
+
+    def pg_ctl(self, action: str) -> None:
+        options = (f"-p {self.port} -c listen_addresses=127.0.0.1 "
+                   f"-c unix_socket_directories={self.data} -c shared_buffers=16MB "
+                   "-c max_connections=20")
+        self._run("pg_ctl", action, "-D", str(self.data), "-l", str(self.log), "-w",
+                  "-t", "60", "-m", "fast", "-o", options)
+
+
+@pytest.fixture
+def cluster() -> Iterator[Cluster]:
+    bin_folder = _bin_folder()
+    if bin_folder is None:
+        pytest.skip("no PostgreSQL programs (initdb, pg_ctl) to start a cluster of this "
+                    "test's own: install the server package (postgresql-15)")
+    # not under pytest's temporary folder: the server's user must reach its data
+    folder = Path(tempfile.mkdtemp(prefix="fetchledger-cluster-"))
+    try:
+        server = Cluster(bin_folder, folder)
+        server.pg_ctl("start")
+        try:
+            yield server
+        finally:
+            server.pg_ctl("stop")
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_a_restart_inside_a_write_is_exit_4_and_a_rerun_registers_once(
+        cluster: Cluster, tmp_path: Path) -> None:
+    with Ledger(cluster.url) as ledger:
+        ledger.register(doc("/kept", "A sentence that was committed."))
+    before = table_counts(cluster.url)
+    page = tmp_path / "cut.txt"
+    page.write_text("A sentence whose registration the restart cuts off.\n")
+    child = subprocess.Popen([sys.executable, "-c", STALL_INSIDE, str(page)],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True,
+                             env={**os.environ, "FETCHLEDGER_LEDGER": cluster.url})
+    try:
+        assert child.stdout is not None
+        line = child.stdout.readline()
+        assert line.startswith("inside"), child.stderr.read() if child.stderr else ""
+        cluster.pg_ctl("restart")  # fast: the open transaction is rolled back
+        _, stderr = child.communicate("go on\n", timeout=60)
+    finally:
+        child.kill()
+    assert child.returncode == 4, stderr
+    lines = stderr.strip().splitlines()
+    assert lines[0].startswith(f"fetchledger: error: the PostgreSQL ledger {cluster.url} "
+                               "is unreachable"), stderr
+    assert len(lines) <= 2 and "Traceback" not in stderr
+    assert table_counts(cluster.url) == before  # nothing of the cut-off source
+    with Ledger(cluster.url) as ledger:
+        assert ledger.read(page).source.id == 2  # the re-run: the next id, once
+        assert ledger.read(page).source.id == 2
+        assert ledger.integrity_check() == "ok"
+    assert table_counts(cluster.url)["source"] == 2
+
+
+def test_a_ledger_open_across_a_restart_goes_on(cluster: Cluster) -> None:
+    with Ledger(cluster.url) as ledger:
+        assert ledger.register(doc("/a", "Water boils at 100 degrees.")).source.id == 1
+        cluster.pg_ctl("restart")
+        assert ledger.source(1) is not None  # a read: tried again on a new connection
+        cluster.pg_ctl("restart")
+        # a write whose connection died while idle: nothing was in flight, it goes on
+        assert ledger.register(doc("/b", "Ice melts at 0 degrees.")).source.id == 2
+        assert ledger.integrity_check() == "ok"
+    with psycopg.connect(cluster.url) as db:
+        assert db.execute("SELECT id, locator FROM source ORDER BY id").fetchall() == [
+            (1, "/a"), (2, "/b")]
