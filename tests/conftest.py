@@ -191,6 +191,8 @@ MCP_TOOL_CONTRACT: dict[str, tuple[set[str], set[str]]] = {
     "read_source": ({"id"}, {"start", "limit", "pages", "version", "outline"}),
     "render": ({"text"}, {"style"}),
     "check": ({"text"}, set()),
+    "refresh": (set(), {"ids", "all"}),
+    "ingest": ({"results"}, {"query", "k", "search_query", "engine"}),
 }
 
 

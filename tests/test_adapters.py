@@ -95,3 +95,17 @@ def test_skill_teaches_the_rules() -> None:
         assert f"`{rule}`" in text, rule
     for tool in CONTRACT:
         assert f"{tool}(" in text or tool in ("render", "check"), tool
+
+
+def test_skill_shows_the_flow_in_order() -> None:
+    """search → ingest → quotes → write → render → check → refresh, each step naming
+    its MCP tool (the skill is also the MCP server's prompt) and its CLI verb."""
+    text = (ADAPTERS / "SKILL.md").read_text(encoding="utf-8")
+    flow = text.split("## The flow", 1)[1].split("\n## ", 1)[0]
+    steps = re.findall(r"^\d\. \*\*(\w+)\*\*", flow, re.MULTILINE)
+    assert steps == ["Search", "Ingest", "Quotes", "Write", "Render", "Check", "Refresh"]
+    for tool, verb in (("ingest(results)", "fetchledger ingest"),
+                       ("search_quotes(query", "fetchledger\n   quotes"),
+                       ("render(text)", "fetchledger render"), ("check(text)", "fetchledger check"),
+                       ("refresh(all=true)", "fetchledger\n   refresh")):
+        assert tool in flow and verb in flow, tool

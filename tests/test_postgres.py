@@ -277,3 +277,13 @@ def test_a_reviewer_role_reads_but_cannot_write(url: str, tmp_path: Path) -> Non
     finally:
         rows(url, f"DROP OWNED BY {role}")
         rows(url, f"DROP ROLE {role}")
+
+
+def test_an_ok_attempt_names_the_id_its_source_got(url: str) -> None:
+    with Ledger(url) as ledger:
+        ledger.register(doc("/a", "Water boils at 100 degrees."))
+        ledger.register(doc("/b", "Ice melts at 0 degrees."))
+        ledger.register(doc("/a", "Water boils at 100 degrees, again."))
+        assert [(a.message, a.source_id) for a in ledger.attempts()] == [
+            ("registered as [1] version 1", 1), ("registered as [2] version 1", 2),
+            ("registered as [1] version 2", 1)]

@@ -14,6 +14,7 @@ from .batch.lines import (
     BatchInput,
     BatchOutcome,
     Skipped,
+    batch_json,
     batch_json_line,
     batch_summary,
     read_batch_inputs,
@@ -81,6 +82,7 @@ from .models import (
     warning_line,
 )
 from .reading import parse_passage_range
+from .replay import chosen_sources
 from .shapes import SHAPES, json_schema
 
 __all__ = [
@@ -139,9 +141,11 @@ __all__ = [
     "UnknownSource",
     "UnsupportedType",
     "__version__",
+    "batch_json",
     "batch_json_line",
     "batch_summary",
     "children_die_on_interrupt",
+    "chosen_sources",
     "command_line",
     "copy_ledger",
     "error_json",

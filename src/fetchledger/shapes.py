@@ -170,10 +170,17 @@ SHAPES: dict[str, dict[str, Any]] = {
 }
 
 
-def json_schema(name: str) -> dict[str, Any]:
-    """A copy of the named schema (a key of :data:`SHAPES`), with its dialect."""
+def json_schema(name: str, *, or_failure: bool = False) -> dict[str, Any]:
+    """A copy of the named schema (a key of :data:`SHAPES`), with its dialect. With
+    ``or_failure``: that shape or the ``failure`` shape, an object either way (an MCP
+    tool's ``outputSchema``: some clients validate a tool error's structured content
+    against it too)."""
     if name not in SHAPES:
         from .errors import InvalidArgument
 
         raise InvalidArgument(f"no JSON shape named {name!r}", hint="one of: " + ", ".join(SHAPES))
-    return {"$schema": _DIALECT, **copy.deepcopy(SHAPES[name])}
+    shape = copy.deepcopy(SHAPES[name])
+    if or_failure:
+        shape = {"type": "object", "anyOf": [shape, copy.deepcopy(FAILURE)],
+                 "description": f"The {name} on success; the failure of a tool error."}
+    return {"$schema": _DIALECT, **shape}

@@ -326,14 +326,19 @@ class PostgresStore(WindowReads):
     def _number(db: Connection, provisional: list[int]) -> psycopg.Cursor[Any]:
         """Give this transaction's new sources (provisional ids, in the order they were
         written) the next ids of the counter, locking it until the commit; the
-        references to them follow (ON UPDATE CASCADE)."""
+        references to them follow (ON UPDATE CASCADE), and their ok attempts' messages
+        name the id."""
         return db.execute(
             "WITH new AS (SELECT id, row_number() OVER (ORDER BY id DESC) AS n "
             "             FROM unnest(%(ids)s::bigint[]) AS id), "
             "     taken AS (UPDATE counter SET value = value + %(count)s "
-            "               WHERE name = 'source' RETURNING value - %(count)s AS base) "
-            "UPDATE source s SET id = taken.base + new.n FROM new, taken "
-            "WHERE s.id = new.id RETURNING new.id, s.id",
+            "               WHERE name = 'source' RETURNING value - %(count)s AS base), "
+            "     renamed AS (UPDATE source s SET id = taken.base + new.n FROM new, taken "
+            "                 WHERE s.id = new.id RETURNING new.id AS old, s.id), "
+            "     noted AS (UPDATE attempt a SET source_id = r.id, message = replace("
+            "                 a.message, '[' || r.old || ']', '[' || r.id || ']') "
+            "               FROM renamed r WHERE a.source_id = r.old) "
+            "SELECT old, id FROM renamed",
             {"ids": provisional, "count": len(provisional)})
 
     def _register(self, db: Connection, registration: Registration,
