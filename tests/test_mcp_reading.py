@@ -68,7 +68,7 @@ def test_read_source_pages_through_a_source_in_citable_lines(
     assert set(tool.input_schema["properties"]) == {"id", "start", "limit", "pages", "version",
                                                      "outline"}
     assert tool.input_schema["required"] == ["id"]
-    assert tool.output_schema == json_schema("reading")
+    assert tool.output_schema == json_schema("reading", or_failure=True)
     assert tool.annotations and tool.annotations.read_only_hint
     before = table_counts(ledger_path)
     with Ledger(ledger_path, read_only=True) as ledger:

@@ -3,13 +3,12 @@
 It implements :class:`fetchledger.store.protocol.Store` on psycopg 3 (no ORM),
 with the semantics of the SQLite store:
 
-- **Dense ids.** A new source is written under a provisional (negative) id;
-  the ``counter`` row is locked last, by the statement that numbers the
-  transaction's new sources, sent with the COMMIT. The unique names of
-  ``alias`` decide who registers a canonical source first: of two processes
-  registering it at once, the second waits and reads the first one's id. A
-  rollback or a conflict consumes no id; no other transaction sees a
-  provisional id.
+- **Dense ids.** A new source is written under a provisional (negative) id; the
+  ``counter`` row is locked last, by the statement that numbers the transaction's new
+  sources, sent with the COMMIT. The unique names of ``alias`` decide who registers a
+  canonical source first: of two processes registering it at once, the second waits
+  and reads the first one's id. A rollback or a conflict consumes no id; no other
+  transaction sees a provisional id.
 - **One transaction per write**, at READ COMMITTED. A deadlock or
   serialization failure (the server rolled the whole transaction back) is
   retried; a connection lost mid-write is a LedgerUnavailable (exit 4): the
@@ -242,8 +241,7 @@ class PostgresStore(WindowReads):
     def _all(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[tuple[Any, ...]]:
         return self._read(lambda db: db.execute(sql, params).fetchall())
 
-    _mark = "%s"
-    _rows = _all
+    _mark, _rows = "%s", _all  # what WindowReads needs of a backend
 
     # --- migrations ---------------------------------------------------------------------
 
@@ -295,10 +293,8 @@ class PostgresStore(WindowReads):
         """Register retrievals and record failed attempts in ONE transaction, all of
         them or none; ids are assigned inside it, in the order given.
 
-        A new source is written under a provisional (negative) id; the id counter is
-        locked last, by the statement that numbers the transaction's new sources,
-        sent with the COMMIT (one round trip): writers wait for each other only over
-        that statement and the commit, not over their inserts."""
+        New sources are numbered last, with the COMMIT (see the module docstring):
+        writers wait for each other only over that statement, not over their inserts."""
         # Index terms are computed before the transaction: it holds locks.
         terms = [[passage_terms(r.version.text[p.start : p.end]) for p in r.version.passages]
                  for r in registrations]
@@ -509,8 +505,7 @@ class PostgresStore(WindowReads):
         """Delete every source, version, quote and attempt: the ledger starts again at [1]."""
         def work(db: Connection) -> None:
             db.execute("TRUNCATE search_hit, quote, attempt, passage, text_chunk, alias, "
-                       "version, source, claim "
-                       "RESTART IDENTITY")
+                       "version, source, claim RESTART IDENTITY")
             db.execute("UPDATE counter SET value = 0 WHERE name = 'source'")
 
         self._write(work)
@@ -781,8 +776,7 @@ class PostgresStore(WindowReads):
             for table in COPY_COLUMNS:
                 order = 'locator COLLATE "C"' if table == "alias" else COPY_ORDER.get(table, "id")
                 with conn.cursor(name=f"fetchledger_copy_{table}") as cursor:
-                    cursor.execute(f"SELECT {quoted_columns(table)} FROM {table} "
-                                   f"ORDER BY {order}")
+                    cursor.execute(f"SELECT {quoted_columns(table)} FROM {table} ORDER BY {order}")
                     while found := cursor.fetchmany(batch):
                         yield table, found
 
