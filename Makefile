@@ -6,13 +6,18 @@
 # make chromium  - install Debian's chromium for the browser tests when it is missing
 #                  and this machine allows it (root and apt-get); otherwise do nothing
 # make pandoc    - the same for Debian's pandoc (the bibliography client tests)
+# make pywb      - pywb 2.10 in its own virtualenv (.venv-pywb) for the WARC replay tests
 
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+# pywb lives apart from .venv: it requires brotlipy, whose `brotli` module would shadow
+# the Brotli package fetchledger decodes responses with (and old redis/fakeredis pins).
+PYWB_VENV ?= .venv-pywb
+PYWB_SPEC := 'pywb==2.10.*' 'webtest>=3,<4'
 
-.PHONY: venv demo test lint typecheck pytest bench hardening docs clean chromium pandoc
+.PHONY: venv demo test lint typecheck pytest bench hardening docs clean chromium pandoc pywb
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -31,7 +36,7 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-pytest: $(STAMP) chromium pandoc
+pytest: $(STAMP) chromium pandoc pywb
 	$(BIN)/python -m pytest -q
 
 # Quiet and idempotent: nothing happens when a Chromium is there (or named by
@@ -59,6 +64,17 @@ pandoc:
 	  || echo "make: could not install pandoc; the pandoc tests will say so"; \
 	fi
 
+# Quiet and idempotent; a failed install leaves the pywb tests to say so (and to fail
+# under FETCHLEDGER_TEST_CLIENTS=1).
+pywb: $(PYWB_VENV)/.installed
+
+$(PYWB_VENV)/.installed: Makefile
+	@{ test -x $(PYWB_VENV)/bin/python || $(PYTHON) -m venv $(PYWB_VENV); } \
+	  && $(PYWB_VENV)/bin/python -m pip install --quiet --disable-pip-version-check \
+	       $(PYWB_SPEC) >$(PYWB_VENV)/install.log 2>&1 \
+	  && touch $@ \
+	  || echo "make: could not install pywb (see $(PYWB_VENV)/install.log); the WARC replay tests will say so"
+
 test: lint typecheck pytest
 
 bench: $(STAMP)
@@ -69,7 +85,7 @@ hardening: $(STAMP)
 	$(BIN)/python benchmarks/ledger_load.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build src/*.egg-info
+	rm -rf $(VENV) $(PYWB_VENV) .pytest_cache .mypy_cache .ruff_cache build src/*.egg-info
 
 docs: $(STAMP)
 	$(BIN)/python scripts/cli_reference.py

@@ -188,8 +188,11 @@ MCP_TOOL_CONTRACT: dict[str, tuple[set[str], set[str]]] = {
     "run_command": ({"argv"}, {"timeout"}),
     "search_quotes": ({"query"}, {"k", "source"}),
     "get_source": ({"id"}, set()),
+    "read_source": ({"id"}, {"start", "limit", "pages", "version", "outline"}),
     "render": ({"text"}, {"style"}),
     "check": ({"text"}, set()),
+    "refresh": (set(), {"ids", "all"}),
+    "ingest": ({"results"}, {"query", "k", "search_query", "engine"}),
 }
 
 

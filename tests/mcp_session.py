@@ -82,7 +82,7 @@ class McpSession:
 
     def call(self, name: str, **arguments: Any) -> CallToolResult:
         """Call a tool; its structured content is checked against the tool's declared
-        outputSchema (a tool error's against the failure shape) before it is returned."""
+        outputSchema (a tool error's against the failure shape too) before it is returned."""
         result: CallToolResult = self.portal.call(self.client.call_tool, name, arguments)
         self.validate(name, result)
         return result
@@ -96,9 +96,11 @@ class McpSession:
         assert not CLI_VERB.search(json.dumps(result.structured_content)), name
         if self._schemas is None:
             self._schemas = {n: t.output_schema for n, t in self.tools().items()}
-        schema = json_schema("failure") if result.is_error else self._schemas[name]
+        schema = self._schemas[name]
         assert schema is not None, f"{name} declares no outputSchema"
         jsonschema.Draft202012Validator(schema).validate(result.structured_content)
+        if result.is_error:  # and it is a failure, not a result that failed
+            jsonschema.validate(result.structured_content, json_schema("failure"))
 
     def call_many(self, calls: Sequence[tuple[str, dict[str, Any]]]) -> list[CallToolResult]:
         """Send the calls at once (concurrent requests on one session)."""

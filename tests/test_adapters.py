@@ -57,6 +57,8 @@ def test_argument_types_and_values() -> None:
         "run_command": {"argv": ["python3", "--version"], "timeout": 10},
         "search_quotes": {"query": "boiling", "k": 2, "source": 3},
         "get_source": {"id": 3},
+        "read_source": {"id": 3, "start": 41, "limit": 2000, "pages": "12-14", "version": 1,
+                        "outline": True},
         "render": {"text": "Water.[1]", "style": "footnotes"},
         "check": {"text": "Water.[1]"},
     }
@@ -64,7 +66,8 @@ def test_argument_types_and_values() -> None:
         jsonschema.validate(arguments, tools[tool][1])
     invalid = [("fetch", {"url": "https://x", "k": 0}), ("run_command", {"argv": []}),
                ("get_source", {"id": "3"}), ("render", {"text": "x", "style": "apa"}),
-               ("read_file", {"path": "x", "pages": "three"}), ("check", {})]
+               ("read_file", {"path": "x", "pages": "three"}), ("check", {}),
+               ("read_source", {"id": 3, "start": 0}), ("read_source", {"start": 2})]
     for tool, arguments in invalid:
         with pytest.raises(jsonschema.ValidationError):
             jsonschema.validate(arguments, tools[tool][1])
@@ -92,3 +95,17 @@ def test_skill_teaches_the_rules() -> None:
         assert f"`{rule}`" in text, rule
     for tool in CONTRACT:
         assert f"{tool}(" in text or tool in ("render", "check"), tool
+
+
+def test_skill_shows_the_flow_in_order() -> None:
+    """search → ingest → quotes → write → render → check → refresh, each step naming
+    its MCP tool (the skill is also the MCP server's prompt) and its CLI verb."""
+    text = (ADAPTERS / "SKILL.md").read_text(encoding="utf-8")
+    flow = text.split("## The flow", 1)[1].split("\n## ", 1)[0]
+    steps = re.findall(r"^\d\. \*\*(\w+)\*\*", flow, re.MULTILINE)
+    assert steps == ["Search", "Ingest", "Quotes", "Write", "Render", "Check", "Refresh"]
+    for tool, verb in (("ingest(results)", "fetchledger ingest"),
+                       ("search_quotes(query", "fetchledger\n   quotes"),
+                       ("render(text)", "fetchledger render"), ("check(text)", "fetchledger check"),
+                       ("refresh(all=true)", "fetchledger\n   refresh")):
+        assert tool in flow and verb in flow, tool

@@ -55,6 +55,10 @@ def test_json_shapes_are_schemas_of_what_the_records_print(tmp_path: Path) -> No
     for name in SHAPES:
         jsonschema.Draft202012Validator.check_schema(json_schema(name))
     assert json_schema("retrieval") is not json_schema("retrieval")  # a copy each time
+    either = json_schema("retrieval", or_failure=True)
+    assert either["type"] == "object" and len(either["anyOf"]) == 2
+    failure = {"input": "x", "error": {"status": "http_error", "message": "HTTP 404"}}
+    jsonschema.validate(failure, either)
     with pytest.raises(fetchledger.InvalidArgument, match="no JSON shape named 'nope'"):
         json_schema("nope")
     note = tmp_path / "note.txt"

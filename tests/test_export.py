@@ -163,15 +163,21 @@ def test_warc_reads_back_with_warcio(seeded: Path, tmp_path: Path) -> None:
         if rec_type != "metadata":
             continue
         facts = json.loads(body)
-        conversion = by_id[headers.get_header("WARC-Refers-To")]
-        assert conversion[0] == "conversion"
+        urn = f"urn:fetchledger:source:{facts['fetchledger_id']}:version:{facts['version']}"
+        assert headers.get_header("WARC-Target-URI") == f"{urn}:metadata"
+        conversion = next(r for r in records if r[0] == "conversion"
+                          and r[1].get_header("WARC-Target-URI") == f"{urn}:text")
         assert conversion[2].decode("utf-8") == texts[facts["fetchledger_id"]]
         assert hashlib.sha256(conversion[2]).hexdigest() == facts["sha256"]
-        original = by_id[conversion[1].get_header("WARC-Refers-To")]  # type: ignore[attr-defined]
+        # both point at the capture they were made from: its own record, the raw bytes
+        original = by_id[headers.get_header("WARC-Refers-To")]
+        assert conversion[1].get_header("WARC-Refers-To") == headers.get_header("WARC-Refers-To")
         assert original[0] in ("response", "resource")
         assert original[2] == raws[facts["fetchledger_id"]]
     response = next(h for t, h, _ in records if t == "response")
     assert response.get_header("WARC-Target-URI") == "https://example.org/boiling"
+    # registered without recorded exchanges: the headers are rebuilt, and say so
+    assert response.get_header("WARC-Fetchledger-Headers") == "reconstructed"
     pdf = next(h for t, h, _ in records if t == "resource")
     assert pdf.get_header("WARC-Target-URI") == "file:///data/altitude_report.pdf"
 
@@ -203,6 +209,38 @@ def test_warc_marks_truncated_raw_bytes(ledger_path: Path, tmp_path: Path) -> No
         response = next(r for r in ArchiveIterator(stream) if r.rec_type == "response")
         assert response.rec_headers.get_header("WARC-Truncated") == "length"
         assert response.content_stream().read() == b"<p>Long pag"[:10]
+
+
+def test_warc_keeps_a_browser_render_as_a_resource(ledger_path: Path, tmp_path: Path) -> None:
+    """The DOM after scripts ran is not what the server sent: a resource record at the
+    page's URL (replayed as the page), the redirect hop before it a real response."""
+    from warcio.archiveiterator import ArchiveIterator
+
+    from fetchledger import Document
+
+    def exchange(url: str, status: int, headers: list[list[str]]) -> dict[str, object]:
+        return {"method": "GET", "url": url, "request_headers": [["Host", "example.org"]],
+                "http_version": "HTTP/1.1", "status": status, "reason": "", "headers": headers}
+
+    dom = b"<html><body><p>Rendered tide table.</p></body></html>"
+    with Ledger(ledger_path) as ledger:
+        ledger.register(Document(
+            kind="web", locator="https://example.org/app", display="https://example.org/app",
+            text="Rendered tide table.", raw=dom, extractor="browser",
+            meta={"http_status": 200, "content_type": "text/html",
+                  "final_url": "https://example.org/app/", "exchanges": [
+                      exchange("https://example.org/app", 301, [["Location", "/app/"]]),
+                      exchange("https://example.org/app/", 200,
+                               [["Content-Type", "text/html"], ["Content-Length", "120"]])]}))
+        export(ledger, "warc", tmp_path / "r.warc")
+    with (tmp_path / "r.warc").open("rb") as stream:
+        records = [(r.rec_type, r.rec_headers.get_header("WARC-Target-URI"),
+                    r.http_headers.get_statuscode() if r.http_headers else None,
+                    r.content_stream().read()) for r in ArchiveIterator(stream)]
+    captures = [r for r in records if r[0] in ("response", "request", "resource")]
+    assert captures == [("response", "https://example.org/app", "301", b""),
+                        ("request", "https://example.org/app", "/app", b""),  # GET /app
+                        ("resource", "https://example.org/app/", None, dom)]
 
 
 def test_pack_round_trips(seeded: Path, tmp_path: Path) -> None:

@@ -18,6 +18,7 @@ import pytest
 
 from fetchledger import Document, Ledger
 from fetchledger.identity.urls import url_identity
+from fetchledger.text.passages import split_passages
 
 from conftest import LedgerLocation, rows
 
@@ -46,6 +47,11 @@ def _old_ledger(path: Path, cwd: Path) -> None:
                    " 'http_error', 'HTTP 500')")
         db.execute("DROP TABLE identity_key")
         db.execute("DROP TABLE search_hit")  # the later migrations' tables, not in 0.1
+        db.execute("DROP TABLE text_chunk")
+        for index in ("passage_in_order", "passage_on_pages", "passage_headings"):
+            db.execute(f"DROP INDEX {index}")
+        db.execute("ALTER TABLE passage DROP COLUMN ordinal")
+        db.execute("ALTER TABLE passage DROP COLUMN heading")
         db.execute("DELETE FROM migration WHERE name != '0001_initial'")
     db.close()
 
@@ -68,6 +74,12 @@ def test_an_old_ledger_keeps_its_ids_and_finds_them_under_the_new_identity(
         # the new rules would merge 3 and 4: the lower id takes the identity, 4 stays 4
         assert find(url_identity("https://example.org/x/bbb/%2e%2e", key)).id == 3
         assert ledger.source(4).id == 4
+        for source in ledger.sources():  # numbered, flagged and chunked by 0008_reading
+            lines = ledger.read_source(source.id).lines
+            text = ledger.text(source.id)
+            assert [(line.start, line.end) for line in lines] == [
+                (p.start, p.end) for p in split_passages(text)]
+            assert all(line.quote == text[line.start : line.end] for line in lines)
         again = ledger.run(["echo", "--accesstoken=zzz999"], cwd=tmp_path)
         assert again.source.id == 5 and again.source.locator == \
             f"echo --accesstoken=REDACTED (in {tmp_path})"
@@ -82,7 +94,7 @@ def test_an_old_ledger_keeps_its_ids_and_finds_them_under_the_new_identity(
     assert meta["final_url"] == "https://api.example/v1/items?accesstoken=REDACTED&page=2"
     assert rows(path, "SELECT name FROM migration ORDER BY name") == [
         ("0001_initial",), ("0002_keyed_identity",), ("0005_search_hits",),
-        ("0007_secret_rules",)]
+        ("0007_secret_rules",), ("0008_reading",)]
     assert rows(path, "PRAGMA integrity_check") == [("ok",)]
 
 

@@ -26,7 +26,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from fetchledger import Ledger
+from fetchledger import Ledger, json_schema
 from fetchledger.cite import STYLES
 from fetchledger.mcp import DATA_PREFACE
 
@@ -34,7 +34,7 @@ from conftest import MCP_TOOL_CONTRACT as CONTRACT
 from conftest import ledger_exists, pg_schema, rows
 from mcp_session import GUARD, McpSession, text_of
 from web.conftest import loopback_only  # noqa: F401  (autouse: no socket leaves loopback)
-from web.webserver import PDF_PAGES, LoopbackServer, Reply, make_pdf
+from web.webserver import PDF_PAGES, LoopbackServer, Reply, Versioned, make_pdf
 
 pytestmark = pytest.mark.both_backends
 
@@ -185,6 +185,8 @@ def test_every_tool_declares_its_output_schema(commands: McpSession) -> None:
         schema = tool.output_schema
         assert schema is not None and schema["type"] == "object", name
         jsonschema.Draft202012Validator.check_schema(schema)
+        assert schema["anyOf"][1] == {k: v for k, v in json_schema("failure").items()
+                                      if k != "$schema"}, name
     # the schemas are tight: a member too many or too few does not validate
     retrieval = commands.tools()["run_command"].output_schema
     assert retrieval is not None
@@ -629,6 +631,111 @@ def test_started_in_the_filesystem_root_serves_every_tool(places: dict[str, Any]
     assert session.stray == [] and session.stderr() == "" and session.escapes() == []
     assert rows(ledger_of(places, "fault"), "SELECT count(*) FROM attempt WHERE locator "
                                             "LIKE '%passwd%'") == [(0,)]
+
+
+# --- refresh and ingest: the CLI verbs' contracts ---------------------------------------------
+
+FIRST_EDITION = (b"<html><head><title>Harbour bridge</title></head><body><article>"
+                 b"<p>The harbour bridge opens to traffic in May.</p>"
+                 b"<p>It carries four lanes and a cycle path.</p></article></body></html>")
+SECOND_EDITION = (b"<html><head><title>Harbour bridge</title></head><body><article>"
+                  b"<p>The harbour bridge opening is delayed until September.</p>"
+                  b"<p>It carries four lanes and a cycle path.</p></article></body></html>")
+
+
+def test_refresh_reports_drift_as_the_cli_does(private: McpSession, site: LoopbackServer,
+                                               places: dict[str, Any], run_cli: Any) -> None:
+    site.versioned["harbour"] = Versioned(FIRST_EDITION)
+    try:
+        url = site.url("/versioned/harbour")
+        fetched = private.call("fetch", url=url, query="bridge opens May traffic", k=1)
+        source_id = fetched.structured_content["source"]["id"]
+        quoted = fetched.structured_content["snippets"][0]["quote"]
+        assert "May" in quoted
+        unchanged = private.call("refresh", ids=[source_id])
+        assert unchanged.structured_content["results"][0]["changed"] is False
+        assert "304" in data_lines(unchanged)[0]
+        site.versioned["harbour"] = Versioned(SECOND_EDITION)
+        changed = private.call("refresh", ids=[source_id])
+        assert not changed.is_error  # drift is the result (the CLI exits 1), not a failure
+        (outcome,) = changed.structured_content["results"]
+        assert outcome["changed"] is True and outcome["version"] == 2
+        assert [d["quote"] for d in outcome["drifted"]] == [quoted]
+        lines = data_lines(changed)
+        assert lines[0].startswith(f"[{source_id}] Harbour bridge") and "drifted" in lines[0]
+        assert lines[1].startswith(f'[{source_id}] drifted: "{quoted}" (version 1')
+        # the same call once more, and the CLI's: the same lines and the same JSON
+        again = private.call("refresh", ids=[source_id])
+        ledger = str(ledger_of(places, "private"))
+        cli_text = run_cli("--ledger", ledger, "--allow-private", "refresh", str(source_id))
+        cli_json = run_cli("--ledger", ledger, "--allow-private", "--json", "refresh",
+                           str(source_id))
+        assert cli_text.exit_code == 1 and cli_text.stdout.splitlines() == data_lines(again)
+        assert [json.loads(line) for line in cli_json.stdout.splitlines()] == (
+            again.structured_content["results"])
+    finally:
+        site.reset_replies()
+    # a failed retrieval is reported in the results (exit 3 in the CLI), not a tool error
+    gone = private.call("refresh", ids=[source_id])
+    (failed,) = gone.structured_content["results"]
+    assert failed["error"]["status"] == "http_error" and failed["changed"] is False
+    assert data_lines(gone)[0].startswith(f"fetchledger: error: {url}: http_error:")
+    # bad input is a tool error, as the CLI's exit 2: nothing is fetched
+    hits = len(site.hits)
+    assert error_of(private.call("refresh")) == (
+        "invalid_argument", "name the sources: their ids, or all")
+    assert error_of(private.call("refresh", ids=[source_id], all=True)) == (
+        "invalid_argument", "give source ids or all, not both")
+    assert error_of(private.call("refresh", ids=[999]))[0] == "unknown_source"
+    assert error_of(private.call("refresh", ids=[0]))[0] == "invalid_argument"
+    assert len(site.hits) == hits
+
+
+def test_ingest_retrieves_search_results_with_their_provenance(
+        private: McpSession, site: LoopbackServer, places: dict[str, Any],
+        run_cli: Any, tmp_path: Path) -> None:
+    searxng = {"query": "honeybee navigation", "results": [
+        {"url": site.url("/pages/news"), "title": "Harbour news", "engine": "duckduckgo",
+         "content": "What the harbour did (the engine's words, never a quote)"},
+        {"url": site.url("/status/404"), "title": "Gone", "engine": "bing"}]}
+    path = ledger_of(places, "private")
+    before = private.notifications.count(LIST_CHANGED)
+    for given, first in ((json.dumps(searxng), "1 ok (1 new source)"), (searxng, "1 skipped")):
+        # as the search tool's text, then as its JSON (the page is known by then)
+        result = private.call("ingest", results=given, k=2)
+        assert not result.is_error, text_of(result)
+        got = result.structured_content
+        assert got["summary"] == f"2 inputs: {first}, 1 http_error"
+        by_input = {r["input"]: r for r in got["results"]}
+        page = by_input[site.url("/pages/news")]
+        assert page.get("skipped") or len(page["snippets"]) == 2
+        assert by_input[site.url("/status/404")]["error"]["status"] == "http_error"
+        lines = data_lines(result)
+        assert lines[-1] == f"fetchledger: ingest: {got['summary']}"
+        assert any(line.startswith("fetchledger: error: ") and "404" in line for line in lines)
+        assert all("engine's words" not in line for line in lines)  # never a quote
+    source_id = page["source"]["id"]
+    found = private.call("get_source", id=source_id).structured_content["search"]
+    assert [(h["query"], h["engine"], h["rank"]) for h in found] == [
+        ("honeybee navigation", "duckduckgo", 1)]
+    assert _wait_for(lambda: private.notifications.count(LIST_CHANGED) >= before + 1)
+    # the second call is what the CLI prints for the same results now: the page skipped
+    results_file = tmp_path / "results.json"
+    results_file.write_text(json.dumps(searxng))
+    cli = run_cli("--ledger", str(path), "--allow-private", "ingest", str(results_file))
+    assert cli.exit_code == 3
+    assert cli.stdout.splitlines() == [line for line in lines[:-1]
+                                       if not line.startswith(("fetchledger:", "hint:"))]
+    cli_json = run_cli("--ledger", str(path), "--allow-private", "--json", "ingest",
+                       str(results_file))
+    assert sorted(map(json.dumps, (json.loads(line) for line in cli_json.stdout.splitlines()))
+                  ) == sorted(map(json.dumps, got["results"]))
+    # bad input: a tool error, nothing recorded
+    attempts = rows(path, "SELECT count(*) FROM attempt")[0][0]
+    for bad in ('{"results": [', "{}", "   "):
+        status, _ = error_of(private.call("ingest", results=bad))
+        assert status == "invalid_argument", bad
+    assert rows(path, "SELECT count(*) FROM attempt")[0][0] == attempts
 
 
 # --- framing: fetched text is data ------------------------------------------------------------

@@ -19,11 +19,12 @@ from typing import Any
 
 import pytest
 
+from conftest import MCP_TOOL_CONTRACT as CONTRACT
 from conftest import rows
 from mcp_session import McpSession, text_of
 
 CONFIGS = Path(__file__).resolve().parent.parent / "adapters" / "mcp"
-TOOLS = {"fetch", "http_request", "read_file", "search_quotes", "get_source", "render", "check"}
+TOOLS = set(CONTRACT) - {"run_command"}  # every tool but the one --allow-command offers
 
 # file -> (top-level key, how the client starts the server, placeholder -> meaning)
 CLIENTS = {

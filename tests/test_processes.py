@@ -111,9 +111,13 @@ def test_sigkill_mid_registration_leaves_before_or_after(ledger_path: Path | str
                                  stdout=subprocess.PIPE, text=True)
         assert child.stdout is not None
         assert child.stdout.readline().strip() == "ready"
+        waited = []
+        if attempt % 2:  # after a finished registration: on a loaded machine one may take
+            waited.append(child.stdout.readline())  # longer than every sleep below
+            assert waited[0].startswith("done")
         time.sleep(rng.uniform(0.0, 0.4) + 0.05 * attempt)
         os.kill(child.pid, signal.SIGKILL)
-        reported = child.stdout.read().split("\n")
+        reported = waited + child.stdout.read().split("\n")
         child.wait()
         finished = sum(1 for line in reported if line.startswith("done"))
         count = _check_consistent(ledger_path)

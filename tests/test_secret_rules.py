@@ -24,6 +24,7 @@ from fetchledger.identity.secrets import (
     REDACTED,
     is_secret_name,
     redact_body,
+    redact_header,
     scrub,
     shown_url,
 )
@@ -202,3 +203,22 @@ def test_the_quick_test_never_skips_a_secret(argv: list[str], script: list[str])
         patched.setattr(command_secrets, "_may_hold_secret", lambda word, previous: True)
         slow = (redact_argv(argv), redact_command_text(text), _secrets(argv))
     assert quick == slow
+
+
+@pytest.mark.parametrize(("name", "value", "stored"), [
+    ("Set-Cookie", "sid=8f2c1e; Path=/; HttpOnly", REDACTED),
+    ("set-cookie", "consent=yes", REDACTED),
+    ("Authorization", "Bearer abc.def", REDACTED),
+    ("X-Api-Key", "k-123456", REDACTED),
+    ("WWW-Authenticate", 'Basic realm="x"', REDACTED),
+    ("Location", "/next?token=t0k3n&page=2", f"/next?token={REDACTED}&page=2"),
+    ("Location", "https://u:pw@h.example/a?sig=99", f"https://{REDACTED}@h.example/a?sig={REDACTED}"),
+    ("Content-Location", "/c?api_key=zz", f"/c?api_key={REDACTED}"),
+    ("Link", "<https://h.example/p?access_token=q1>; rel=next",
+     f"<https://h.example/p?access_token={REDACTED}>; rel=next"),
+    ("Content-Type", "text/html; charset=utf-8", "text/html; charset=utf-8"),
+    ("Location", "/plain/path?page=2", "/plain/path?page=2"),
+])
+def test_headers_as_a_warc_stores_them(name: str, value: str, stored: str) -> None:
+    assert redact_header(name, value) == stored
+

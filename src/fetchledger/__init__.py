@@ -14,6 +14,7 @@ from .batch.lines import (
     BatchInput,
     BatchOutcome,
     Skipped,
+    batch_json,
     batch_json_line,
     batch_summary,
     read_batch_inputs,
@@ -63,6 +64,8 @@ from .models import (
     Failure,
     Outcome,
     Quote,
+    Reading,
+    ReadLine,
     Refreshed,
     Retrieval,
     SearchHit,
@@ -78,6 +81,8 @@ from .models import (
     tool_error_lines,
     warning_line,
 )
+from .reading import parse_passage_range
+from .replay import chosen_sources
 from .shapes import SHAPES, json_schema
 
 __all__ = [
@@ -118,6 +123,8 @@ __all__ = [
     "Quote",
     "QuoteNotFound",
     "RawCapped",
+    "ReadLine",
+    "Reading",
     "Refreshed",
     "RenderFailed",
     "Retrieval",
@@ -134,9 +141,11 @@ __all__ = [
     "UnknownSource",
     "UnsupportedType",
     "__version__",
+    "batch_json",
     "batch_json_line",
     "batch_summary",
     "children_die_on_interrupt",
+    "chosen_sources",
     "command_line",
     "copy_ledger",
     "error_json",
@@ -147,6 +156,7 @@ __all__ = [
     "json_text",
     "kill_children",
     "parse_curl",
+    "parse_passage_range",
     "read_batch_inputs",
     "read_search_results",
     "refresh_exit_code",

@@ -45,7 +45,8 @@ from .errors import (
     UnknownSource,
 )
 from .hints import Hint
-from .models import Copied, Failure, Retrieval, Snippet, SourceDetails
+from .models import Copied, Failure, Reading, Retrieval, Snippet, SourceDetails
+from .reading import Window, read_window
 from .store import open_store, shown_location
 from .store.prepare import Failed, Prepared, prepare
 from .store.protocol import AttemptRow, ClaimRound, QuoteRow, Store, StoredVersion, utc_now
@@ -474,6 +475,23 @@ class Ledger:
         if found is None:
             raise InvalidArgument(f"source [{source_id}] has no version {version}")
         return found.text
+
+    def read_source(self, source_id: int, start: int = 1, *, last: int | None = None,
+                    limit: int | None = None, pages: str | None = None,
+                    version: int | None = None, outline: bool = False) -> Reading:
+        """Read a source's stored text in order: passages ``start`` (1-based) to ``last``
+        as snippet lines, whole passages up to ``limit`` characters of output (default
+        4,000; 100,000 with ``last`` or ``pages``), only the headings with ``outline``.
+        ``pages`` (``"12-14"``) reads those pages of a paged source. The latest version
+        unless ``version``. It records no quote and never fetches."""
+        source = self.source(source_id)
+        if version is not None:
+            found = self._store.source(source_id, version) if 0 < version <= MAX_ID else None
+            if found is None:
+                raise InvalidArgument(f"source [{source_id}] has no version {version}")
+            source = found
+        return read_window(self._store, source, Window(start, last, limit, pages, version,
+                                                       outline))
 
     def raw(self, source_id: int, version: int | None = None) -> bytes:
         """The raw bytes kept for a version (compressed in the ledger, capped)."""

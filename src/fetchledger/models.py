@@ -32,6 +32,8 @@ __all__ = [
     "Failure",
     "Outcome",
     "Quote",
+    "ReadLine",
+    "Reading",
     "Refreshed",
     "Retrieval",
     "SearchHit",
@@ -245,6 +247,67 @@ class Retrieval:
         if self.warnings:
             data["warnings"] = list(self.warnings)
         return data
+
+
+HEADING_MARK = "§ "  # leads a heading's display line (never its quote)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReadLine(Snippet):
+    """One passage of a reading (:meth:`~fetchledger.Ledger.read_source`): a snippet
+    whose ``number`` is the passage's place in its version (1-based); ``line`` starts
+    with ``§ `` when the passage is a heading, and holds ``…`` where a long passage
+    was cut (its quote, ``start`` and ``end`` never hold either)."""
+
+    number: int
+    heading: bool = False
+
+    def outline_line(self) -> str:
+        """The line with its passage number in front: ``41: [3] "§ Methods" (p. 3)``."""
+        return f"{self.number}: {self.text_line()}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"number": self.number, **super().to_json(), "page_label": self.page_label,
+                "heading": self.heading}
+
+
+@dataclass(frozen=True)
+class Reading:
+    """A window of a source's stored text, passage by passage, in order: ``lines`` from
+    passage ``start`` on (headings only when ``outline``), ``next`` the passage number
+    to go on from (None at the end), ``total`` how many passages the version holds.
+    Reading records nothing and fetches nothing."""
+
+    source: Source
+    start: int
+    next: int | None
+    total: int
+    lines: tuple[ReadLine, ...]
+    outline: bool = False
+    pages: tuple[int, int] | None = None  # the pages asked for, when they were
+
+    def continuation(self) -> str:
+        """``next start: 41 of 380 passages`` (``end of source: 380 passages`` at its end)."""
+        if self.next is None:
+            return f"end of source: {self.total} passages"
+        return f"next start: {self.next} of {self.total} passages"
+
+    def text_lines(self) -> list[str]:
+        """The source's header, one line per passage, then how to go on."""
+        shown = [line.outline_line() if self.outline else line.text_line()
+                 for line in self.lines]
+        if not self.lines:
+            where = (f"pages {self.pages[0]}-{self.pages[1]}" if self.pages
+                     else f"from passage {self.start}")
+            shown = [f"no {'heading' if self.outline else 'text'} {where}"]
+        return [self.source.header(), *shown, self.continuation()]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"source": self.source.to_json(with_versions=True),
+                "version": self.source.version, "start": self.start, "next": self.next,
+                "total": self.total, "outline": self.outline,
+                "pages": list(self.pages) if self.pages else None,
+                "passages": [line.to_json() for line in self.lines]}
 
 
 @dataclass(frozen=True)

@@ -114,6 +114,26 @@ _PROBLEM = _object({
 CHECK_REPORT = _object({"ok": {"type": "boolean"}, "problems": _list(_PROBLEM)},
                        description="check --json: the findings, in draft order.")
 
+_READ_LINE = _object({
+    **SNIPPET["properties"],
+    "number": {**_ID, "description": "the passage's place in its version, in text order"},
+    "page_label": _MAYBE_TEXT,
+    "heading": {"type": "boolean",
+                "description": "a heading: its line starts with § (never its quote)"},
+})
+READING = _object({
+    "source": SOURCE_WITH_VERSIONS,
+    "version": _ID,
+    "start": {**_ID, "description": "the first passage number of the window"},
+    "next": {"type": ["integer", "null"], "minimum": 1,
+             "description": "the passage to go on from (start=); null at the end"},
+    "total": {**_COUNT, "description": "passages in this version"},
+    "outline": {"type": "boolean", "description": "only headings are listed"},
+    "pages": {"type": ["array", "null"], "items": _ID, "description": "the pages read"},
+    "passages": _list(_READ_LINE),
+}, description="A source read in order (show N --passages --json): whole passages, each "
+               "a snippet.")
+
 _DRIFTED = _object({"quote": _TEXT, "start": _COUNT, "end": _COUNT, "version": _ID})
 REFRESHED = _object({
     "source": SOURCE_WITH_VERSIONS,
@@ -142,6 +162,7 @@ SHAPES: dict[str, dict[str, Any]] = {
     "source-details": SOURCE_DETAILS,
     "rendered": RENDERED,
     "check-report": CHECK_REPORT,
+    "reading": READING,
     "refreshed": _results(REFRESHED, "One object per source, as refresh --json prints "
                                      "its lines."),
     "batch": _results(_BATCH_LINE, "One object per input, as batch --json prints its "
@@ -149,10 +170,17 @@ SHAPES: dict[str, dict[str, Any]] = {
 }
 
 
-def json_schema(name: str) -> dict[str, Any]:
-    """A copy of the named schema (a key of :data:`SHAPES`), with its dialect."""
+def json_schema(name: str, *, or_failure: bool = False) -> dict[str, Any]:
+    """A copy of the named schema (a key of :data:`SHAPES`), with its dialect. With
+    ``or_failure``: that shape or the ``failure`` shape, an object either way (an MCP
+    tool's ``outputSchema``: some clients validate a tool error's structured content
+    against it too)."""
     if name not in SHAPES:
         from .errors import InvalidArgument
 
         raise InvalidArgument(f"no JSON shape named {name!r}", hint="one of: " + ", ".join(SHAPES))
-    return {"$schema": _DIALECT, **copy.deepcopy(SHAPES[name])}
+    shape = copy.deepcopy(SHAPES[name])
+    if or_failure:
+        shape = {"type": "object", "anyOf": [shape, copy.deepcopy(FAILURE)],
+                 "description": f"The {name} on success; the failure of a tool error."}
+    return {"$schema": _DIALECT, **shape}

@@ -35,6 +35,7 @@ class Cited:
     put: Source
     data: Source
     secret: Source  # fetched with user-info in its URL
+    pdf: Source  # a PDF from the web (its medium must not print as "Pdf.")
 
     @property
     def netloc(self) -> str:
@@ -50,7 +51,8 @@ def cited(ledger_path: Path, web: LoopbackServer) -> Cited:
             put=ledger.curl(["-X", "PUT", "-d", "x=1", web.url("/echo")]).source,
             data=ledger.fetch(web.url("/pages/data")).source,
             secret=ledger.fetch(web.url("/pages/article").replace(
-                "://", "://reader:s3cret@")).source)
+                "://", "://reader:s3cret@")).source,
+            pdf=ledger.fetch(web.url("/pdf")).source)
 
 
 def _exports(ledger_path: Path, folder: Path) -> tuple[Path, Path]:
@@ -117,6 +119,7 @@ def test_citeproc_py_prints_titles_urls_and_dates(cited: Cited,
     assert "REDACTED" not in printed and "reader" not in printed and "s3cret" not in printed
     assert f"Available at: {base}/pages/article" in printed
     assert "body" not in printed and "Pdf" not in printed
+    assert cited.pdf.title and f"{cited.pdf.title}. Available at: {base}/pdf" in printed
 
 
 def test_bibtexparser_reads_protected_titles_and_full_dates(
@@ -174,3 +177,8 @@ def test_pandoc_citeproc_prints_both_exports(cited: Cited, ledger_path: Path, pa
     assert put.rstrip(".").endswith(f"{base}/echo")
     assert "body" not in printed and "REDACTED" not in printed and "s3cret" not in printed
     assert "Pdf." not in printed
+    pdf = next(line for line in lines if f"{base}/pdf" in line)
+    assert cited.pdf.title
+    if export_name == "sources.bib":  # protected; CSL-JSON titles are the style's to case
+        assert f"“{cited.pdf.title}.”" in pdf
+    assert cited.pdf.title.lower() in pdf.lower()

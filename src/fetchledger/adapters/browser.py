@@ -226,7 +226,7 @@ class Browser:
             raise TooLarge(f"the page pulled in over {limits.max_render_traffic:,} bytes "
                            f"while rendering (the render traffic cap)")
         if not answer.get("ok"):
-            raise _failure(answer)
+            raise _failure(answer, budget.seconds)
         return _page(fetched, answer, dom, proxy.log, started)
 
     def _job(self, fetched: HTTPResponse, proxy: str, executable: str, profile: str,
@@ -268,10 +268,13 @@ def _served_headers(headers: httpx.Headers) -> list[tuple[str, str]]:
     return served
 
 
-def _failure(answer: dict[str, Any]) -> RetrievalFailed:
+def _failure(answer: dict[str, Any], seconds: float) -> RetrievalFailed:
     status, message = answer.get("status"), str(answer.get("message") or "")
     if status == "too_large":
         return TooLarge(message)
+    if message.startswith("TimeoutError"):  # every wait there (launch too) ends at the deadline
+        return RetrievalTimeout(f"the page did not finish rendering within {seconds:g} s "
+                                f"(the render deadline; {message})")
     return RenderFailed(f"Chromium could not render the page: {message}")
 
 

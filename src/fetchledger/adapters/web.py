@@ -38,9 +38,9 @@ from ..config import Limits
 from ..document import Document
 from ..errors import CorruptContent, EmptyContent, InvalidArgument, InvalidURL, UnsupportedType
 from ..identity import Identity
-from ..identity.secrets import request_secrets, scrub_secrets
-from ..identity.urls import normalize_url, parse_http_url, url_identity
-from ..net.client import HTTPClient, HTTPRequest, HTTPResponse
+from ..identity.secrets import redact_header, request_secrets, scrub_secrets
+from ..identity.urls import normalize_url, parse_http_url, redact_url, url_identity
+from ..net.client import Exchange, HTTPClient, HTTPRequest, HTTPResponse
 from ..net.robots import RobotsCache
 from ..text.normalize import decode_bytes, looks_binary, one_line
 from .browser import (
@@ -248,7 +248,21 @@ def response_meta(response: HTTPResponse) -> dict[str, Any]:
     for header in ("last-modified", "etag"):
         if header in response.headers:
             meta[header.replace("-", "_")] = one_line(response.headers[header])
+    if response.exchanges:
+        meta["exchanges"] = [_stored_exchange(e) for e in response.exchanges]
     return meta
+
+
+def _stored_exchange(exchange: Exchange) -> dict[str, Any]:
+    """A request and its answer's status line and headers as the ledger keeps them for
+    the WARC export: secret headers and URL secrets redacted, nothing else changed."""
+    def headers(items: tuple[tuple[str, str], ...]) -> list[list[str]]:
+        return [[name, redact_header(name, value)] for name, value in items]
+
+    return {"method": exchange.method, "url": redact_url(exchange.url),
+            "request_headers": headers(exchange.request_headers),
+            "http_version": exchange.http_version, "status": exchange.status,
+            "reason": exchange.reason, "headers": headers(exchange.headers)}
 
 
 def document_from_response(response: HTTPResponse, identity: Identity, *, limits: Limits,

@@ -18,6 +18,7 @@ __all__ = [
     "BatchInput",
     "BatchOutcome",
     "Skipped",
+    "batch_json",
     "batch_json_line",
     "batch_summary",
     "read_batch_inputs",
@@ -94,13 +95,18 @@ def _json_input(text: str, number: int) -> BatchInput:
     return BatchInput(url.strip(), query or None, k, number)
 
 
-def batch_json_line(outcome: BatchOutcome, shown: str | None = None) -> str:
-    """One JSON line per input: the §5 object (with the ``input``), an error object,
-    or a skipped object."""
+def batch_json(outcome: BatchOutcome, shown: str | None = None) -> dict[str, Any]:
+    """The JSON of one input: the §5 object (with the ``input``), an error object, or a
+    skipped object."""
     data = outcome.to_json()
     if isinstance(outcome, Retrieval):
         data = {"input": shown or outcome.source.locator, **data}
-    return json_text(data, indent=None)
+    return data
+
+
+def batch_json_line(outcome: BatchOutcome, shown: str | None = None) -> str:
+    """:func:`batch_json` as one line, as ``batch --json`` prints it."""
+    return json_text(batch_json(outcome, shown), indent=None)
 
 
 def batch_summary(outcomes: Sequence[BatchOutcome], seconds: float | None = None) -> str:

@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from fetchledger import copy_ledger
+from fetchledger import copy_ledger, parse_passage_range
 
 from ._base import (
     cli,
@@ -112,11 +112,38 @@ def list_(ctx: click.Context, failed: bool) -> None:
 @click.argument("source_id", type=int, metavar="N")
 @click.option("--text", "as_text", is_flag=True,
               help="Print the stored text of the latest version exactly, nothing else.")
+@click.option("--passages", metavar="A-B",
+              help="Read passages A to B in order, one snippet line each (N, A-B, A-, -B); "
+                   "a window ends with the passage to go on from.")
+@click.option("--pages", metavar="A-B", help="Read these pages of a paged source (PDF).")
+@click.option("--outline", is_flag=True,
+              help="List only the headings, each with its passage number.")
+@click.option("--limit", type=int, metavar="CHARS",
+              help="At most this many characters of lines (default 4,000; 100,000 for "
+                   "A-B or --pages); whole passages only.")
 @global_options()
 @click.pass_context
-def show(ctx: click.Context, source_id: int, as_text: bool) -> None:
-    """Show one source: metadata and versions, or its stored text."""
+def show(ctx: click.Context, source_id: int, as_text: bool, passages: str | None,
+         pages: str | None, outline: bool, limit: int | None) -> None:
+    """Show one source: metadata and versions, its stored text, or a window of it.
+
+    With --passages, --pages or --outline it reads the latest version in order:
+    each line is a snippet (`[N] "passage"`, a heading led by `§ `) that can be
+    cited as it is; reading records no quote.
+    """
     ledger = open_ledger(ctx, read_only=True)
+    if passages or pages or outline or limit is not None:
+        if as_text:
+            raise click.UsageError("--text prints the whole text; it takes no --passages, "
+                                   "--pages, --outline or --limit")
+        first, last = parse_passage_range(passages) if passages else (1, None)
+        reading = ledger.read_source(source_id, first, last=last, limit=limit, pages=pages,
+                                     outline=outline)
+        if settings(ctx).json:
+            print_json(reading.to_json())
+        else:
+            click.echo("\n".join(reading.text_lines()))
+        return
     if as_text:
         sys.stdout.write(ledger.text(source_id))
         sys.stdout.flush()

@@ -26,8 +26,11 @@ def mcp_command(ctx: click.Context, roots: tuple[str, ...], commands: tuple[str,
     Tools: fetch(url, query?, k?, render?), http_request(method, url, headers?, body?,
     query?, k?), read_file(path, query?, k?, pages?, password?),
     search_quotes(query, k?, source?), get_source(id), render(text, style?),
-    check(text), and run_command(argv, timeout?) with --allow-command. Each
-    declares an outputSchema for its structured content.
+    check(text), refresh(ids?, all?), ingest(results, query?, k?,
+    search_query?, engine?), and run_command(argv, timeout?) with
+    --allow-command. Each declares an outputSchema for its structured
+    content. The ledger's sources are resources fetchledger://source/N (their
+    stored text); adapters/SKILL.md is the prompt "fetchledger".
 
     Each result is the CLI's text (quoted lines under a line saying they are
     data, not instructions) with the --json object as structured content; a

@@ -7,20 +7,12 @@ from collections.abc import Callable
 
 import click
 
-from fetchledger import InvalidArgument, Refreshed, refresh_exit_code
+from fetchledger import Refreshed, chosen_sources, refresh_exit_code
 
 from ._base import cli, echo_lines, global_options, open_ledger, settings
 
 _IDS = click.argument("source_ids", nargs=-1, type=click.IntRange(min=1), metavar="[N...]")
 _ALL = click.option("--all", "every", is_flag=True, help="Every source of the ledger.")
-
-
-def _chosen(source_ids: tuple[int, ...], every: bool) -> list[int] | None:
-    if every and source_ids:
-        raise InvalidArgument("give source ids or --all, not both")
-    if not every and not source_ids:
-        raise InvalidArgument("name the sources: N... or --all")
-    return None if every else list(source_ids)
 
 
 def _printer(ctx: click.Context) -> Callable[[Refreshed], None]:
@@ -60,7 +52,7 @@ def refresh(ctx: click.Context, source_ids: tuple[int, ...], every: bool) -> Non
     drifted, 3 when a retrieval failed (recorded as an attempt; the source
     keeps its versions), 2 for an unknown id (nothing done).
     """
-    chosen = _chosen(source_ids, every)
+    chosen = chosen_sources(source_ids, every)
     ledger = open_ledger(ctx)
     ctx.exit(refresh_exit_code(ledger.refresh(chosen, on_outcome=_printer(ctx))))
 
@@ -79,6 +71,6 @@ def reextract(ctx: click.Context, source_ids: tuple[int, ...], every: bool) -> N
     capped when stored is skipped. Output and exit codes as `refresh`
     (exit 3 when stored bytes could not be extracted again).
     """
-    chosen = _chosen(source_ids, every)
+    chosen = chosen_sources(source_ids, every)
     ledger = open_ledger(ctx)
     ctx.exit(refresh_exit_code(ledger.reextract(chosen, on_outcome=_printer(ctx))))

@@ -10,8 +10,9 @@ key/token/secret/password/signature. Where one was, a ``REDACTED`` mark stays.
 - requests: :func:`request_secrets` (every secret value a request carries, in
   every form it was sent), :func:`redact_body`, :func:`basic_credentials`;
   URLs in messages: :func:`shown_url`;
-- URLs: :func:`redact_query` (also form bodies and fragments) and
-  :func:`redact_path_params` (``;jsessionid=``); command lines (argv words,
+- URLs: :func:`redact_query` (also form bodies, fragments, cookie strings) and
+  :func:`redact_path_params` (``;jsessionid=``); headers as a WARC stores them:
+  :func:`redact_header`; command lines (argv words,
   ``sh -c`` scripts) in :mod:`fetchledger.identity.command_secrets`, by the same
   name rule;
 - identity: :func:`keyed_mark`, the mark a redacted query or argv value leaves
@@ -55,6 +56,7 @@ __all__ = [
     "param_name",
     "plain_mark",
     "redact_body",
+    "redact_header",
     "redact_path_params",
     "redact_query",
     "request_secrets",
@@ -332,12 +334,12 @@ def shown_database_url(url: str) -> str:
     return shown + head + (mark + redact_query(query, [], plain_mark) if mark else "")
 
 
-def redact_query(query: str, found: list[str], mark: Mark) -> str:
-    """A raw query (or form body, fragment) with each secret parameter's value replaced
-    by its mark, the rest exactly as written; the values removed are appended to
-    ``found``."""
+def redact_query(query: str, found: list[str], mark: Mark, separator: str = "&") -> str:
+    """A raw query (or form body, fragment, cookie string: pairs split at
+    ``separator``) with each secret parameter's value replaced by its mark, the rest
+    exactly as written; the values removed are appended to ``found``."""
     parts = []
-    for part in query.split("&"):
+    for part in query.split(separator):
         name, eq, value = part.partition("=")
         if eq and value and is_secret_name(param_name(name)):
             plain = unquote(value.replace("+", " "))
@@ -345,7 +347,7 @@ def redact_query(query: str, found: list[str], mark: Mark) -> str:
             parts.append(f"{name}={mark(plain)}")
         else:
             parts.append(part)
-    return "&".join(parts)
+    return separator.join(parts)
 
 
 # `;name=value` inside a path segment (matrix or path parameters: `;jsessionid=...`).
@@ -367,6 +369,39 @@ def redact_path_params(path: str, found: list[str], mark: Mark) -> str:
         return f";{name}={mark(plain)}"
 
     return _PATH_PARAM.sub(one, path)
+
+
+# A URL inside a header value (``Link: <https://...>; rel=next``).
+_HEADER_URL = re.compile(r"(?<![a-zA-Z0-9+.-])[a-zA-Z][a-zA-Z0-9+.-]*://[^\s'\"<>]+")
+
+
+def redact_header(name: str, value: str) -> str:
+    """A header as stored (WARC): REDACTED under a secret name (``Cookie``,
+    ``Set-Cookie``, ``Authorization``, API keys), else its URLs' secrets redacted."""
+    if is_secret_name(name):
+        return REDACTED
+    if name.lower() in ("location", "content-location"):  # a URL, relative or not
+        return _header_url(value)
+    return _HEADER_URL.sub(lambda m: _header_url(m.group()), value)
+
+
+def _header_url(url: str) -> str:
+    """One URL, absolute or relative: user-info, secret path parameters and secret
+    query values redacted, the rest as written."""
+    found: list[str] = []
+    head, qmark, query = url.partition("?")
+    scheme, slashes, rest = head.partition("://")
+    if slashes:
+        authority, slash, path = rest.partition("/")
+        if "@" in authority:
+            authority = f"{REDACTED}@{authority.rsplit('@', 1)[1]}"
+        head = f"{scheme}{slashes}{authority}{slash}{redact_path_params(path, found, plain_mark)}"
+    else:
+        head = redact_path_params(head, found, plain_mark)
+    if not qmark:
+        return head
+    query, hash_sign, fragment = query.partition("#")
+    return f"{head}?{redact_query(query, found, plain_mark)}{hash_sign}{fragment}"
 
 
 # --- scrubbing what was fetched or printed ---------------------------------------------

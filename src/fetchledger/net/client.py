@@ -74,6 +74,7 @@ __all__ = [
     "DEFAULT_ACCEPT",
     "USER_AGENT",
     "AsyncHTTPClient",
+    "Exchange",
     "HTTPClient",
     "HTTPRequest",
     "HTTPResponse",
@@ -105,6 +106,34 @@ class HTTPRequest:
 
 
 @dataclass(frozen=True)
+class Exchange:
+    """One request sent and the status line and headers answered to it (a redirect hop
+    or the final response), as on the wire: secrets included, never to be stored as is
+    (``adapters.web.response_meta`` redacts them)."""
+
+    method: str
+    url: str
+    request_headers: tuple[tuple[str, str], ...]
+    status: int
+    reason: str
+    http_version: str
+    headers: tuple[tuple[str, str], ...]
+
+    @classmethod
+    def of(cls, response: httpx.Response) -> Exchange:
+        request = response.request
+        return cls(request.method, str(request.url), _as_sent(request.headers),
+                   response.status_code, response.reason_phrase or "", response.http_version,
+                   _as_sent(response.headers))
+
+
+def _as_sent(headers: httpx.Headers) -> tuple[tuple[str, str], ...]:
+    """Headers in their order and spelling on the wire (``multi_items`` lowercases)."""
+    return tuple((name.decode("latin-1"), value.decode("latin-1"))
+                 for name, value in headers.raw)
+
+
+@dataclass(frozen=True)
 class HTTPResponse:
     """A final response (2xx; 304 to a conditional request) with its decoded body.
 
@@ -125,6 +154,8 @@ class HTTPResponse:
     redirects: tuple[str, ...] = ()
     elapsed: float = 0.0
     hops: tuple[str, ...] = field(default=(), repr=False)
+    # every request sent and its answer's headers, redirect hops first (secrets included)
+    exchanges: tuple[Exchange, ...] = field(default=(), repr=False)
 
     @functools.cached_property
     def display_url(self) -> str:
@@ -176,6 +207,7 @@ class _Exchange:
     headers: httpx.Headers = field(init=False)
     budget: Budget = field(init=False)
     hops: list[httpx.URL] = field(default_factory=list)
+    exchanges: list[Exchange] = field(default_factory=list)
     cookies: httpx.Cookies = field(default_factory=httpx.Cookies)
     started: float = field(default_factory=time.monotonic)
 
@@ -222,6 +254,7 @@ class _Exchange:
     def after_headers(self, response: httpx.Response) -> _Redirect | None:
         """A redirect to follow (or refuse), None for a final 2xx; raises for >= 400."""
         self.cookies.extract_cookies(response)
+        self.exchanges.append(Exchange.of(response))
         status = response.status_code
         reason = response.reason_phrase or ""
         where = f" at {redact_url(self.url)}" if self.hops else ""
@@ -322,7 +355,7 @@ class _Exchange:
             reason=response.reason_phrase or "", http_version=response.http_version,
             headers=response.headers, content=content, received=received,
             redirects=tuple(redact_url(u) for u in self.hops),
-            hops=tuple(str(u) for u in self.hops),
+            hops=tuple(str(u) for u in self.hops), exchanges=tuple(self.exchanges),
             elapsed=time.monotonic() - self.started)
 
     @contextmanager

@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import LedgerTooNew
 from ..identity.upgrade import SourceRow, changed_meta, plan_upgrade, upgraded_display
+from ..text.passages import Passage
+from .windows import CHUNK_INSERT, chunk_rows, reading_columns
 
 if TYPE_CHECKING:
     import psycopg
@@ -198,11 +200,58 @@ def _search_hits(db: sqlite3.Connection) -> None:
     _run(db, _SEARCH_HITS.format(id="INTEGER PRIMARY KEY", source="INTEGER"))
 
 
+# Reading a source window by window (store/windows.py): each passage's number in its
+# version and whether it is a heading, and the text again in compressed chunks.
+_READING = """
+ALTER TABLE passage ADD COLUMN ordinal INTEGER;
+ALTER TABLE passage ADD COLUMN heading TEXT;  -- the passage's words when it is a heading
+CREATE TABLE text_chunk (
+    version_id {version} NOT NULL REFERENCES version(id),
+    n          INTEGER NOT NULL,
+    body       {blob} NOT NULL,
+    PRIMARY KEY (version_id, n)
+);
+"""
+_READING_INDEXES = """
+CREATE INDEX passage_in_order ON passage(version_id, ordinal);
+CREATE INDEX passage_on_pages ON passage(version_id, page, ordinal) WHERE page IS NOT NULL;
+CREATE INDEX passage_headings ON passage(version_id, ordinal) WHERE heading IS NOT NULL;
+"""
+
+
+def _fill_reading(rows: Callable[[str, Sequence[Any]], list[Any]],
+                  many: Callable[[str, list[tuple[Any, ...]]], None]) -> None:
+    """Number the passages of every stored version, flag its headings and chunk its
+    text, one version at a time (``rows`` and ``many`` run SQL written with ``{p}``)."""
+    for version_id, kind in rows("SELECT v.id, s.kind FROM version v "
+                                 "JOIN source s ON s.id = v.source_id ORDER BY v.id", ()):
+        text = rows("SELECT text FROM version WHERE id = {p}", (version_id,))[0][0]
+        found = rows('SELECT id, start, "end" FROM passage WHERE version_id = {p} '
+                     "ORDER BY start, id", (version_id,))
+        headings, chunks = reading_columns(kind, text, [Passage(a, b) for _, a, b in found])
+        many("UPDATE passage SET ordinal = {p}, heading = {p} WHERE id = {p}",
+             [(n, text[a:b] if flag else None, passage_id) for n, ((passage_id, a, b), flag)
+              in enumerate(zip(found, headings, strict=True), start=1)])
+        many(CHUNK_INSERT, chunk_rows(version_id, chunks))
+
+
+def _reading(db: sqlite3.Connection) -> None:
+    """Passages numbered and headings flagged, text chunked: reading by windows."""
+    _run(db, _READING.format(version="INTEGER", blob="BLOB"))
+
+    def many(sql: str, params: list[tuple[Any, ...]]) -> None:
+        db.executemany(sql.format(p="?"), params)
+
+    _fill_reading(lambda sql, params: db.execute(sql.format(p="?"), params).fetchall(), many)
+    _run(db, _READING_INDEXES)
+
+
 MIGRATIONS: tuple[tuple[str, Callable[[sqlite3.Connection], None]], ...] = (
     ("0001_initial", _initial),
     ("0002_keyed_identity", _keyed_identity),
     ("0005_search_hits", _search_hits),
     ("0007_secret_rules", _secret_rules),
+    ("0008_reading", _reading),
 )
 
 
@@ -373,6 +422,18 @@ def _postgres_provisional_ids(db: PgConnection) -> None:
     db.execute("CREATE INDEX attempt_by_source ON attempt(source_id)")
 
 
+def _postgres_reading(db: PgConnection) -> None:
+    """Reading by windows, as on SQLite."""
+    db.execute(_READING.format(version="BIGINT", blob="BYTEA"))
+
+    def many(sql: str, params: list[tuple[Any, ...]]) -> None:
+        with db.cursor() as cursor:
+            cursor.executemany(sql.format(p="%s"), params)
+
+    _fill_reading(lambda sql, params: db.execute(sql.format(p="%s"), params).fetchall(), many)
+    db.execute(_READING_INDEXES)
+
+
 POSTGRES_MIGRATIONS: tuple[tuple[str, Callable[[PgConnection], None]], ...] = (
     ("0001_initial", _postgres_initial),
     ("0002_keyed_identity", _postgres_keyed_identity),
@@ -380,4 +441,5 @@ POSTGRES_MIGRATIONS: tuple[tuple[str, Callable[[PgConnection], None]], ...] = (
     ("0005_search_hits", _postgres_search_hits),
     ("0006_provisional_ids", _postgres_provisional_ids),
     ("0007_secret_rules", _postgres_secret_rules),
+    ("0008_reading", _postgres_reading),
 )

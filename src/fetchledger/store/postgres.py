@@ -3,13 +3,12 @@
 It implements :class:`fetchledger.store.protocol.Store` on psycopg 3 (no ORM),
 with the semantics of the SQLite store:
 
-- **Dense ids.** A new source is written under a provisional (negative) id;
-  the ``counter`` row is locked last, by the statement that numbers the
-  transaction's new sources, sent with the COMMIT. The unique names of
-  ``alias`` decide who registers a canonical source first: of two processes
-  registering it at once, the second waits and reads the first one's id. A
-  rollback or a conflict consumes no id; no other transaction sees a
-  provisional id.
+- **Dense ids.** A new source is written under a provisional (negative) id; the
+  ``counter`` row is locked last, by the statement that numbers the transaction's new
+  sources, sent with the COMMIT. The unique names of ``alias`` decide who registers a
+  canonical source first: of two processes registering it at once, the second waits
+  and reads the first one's id. A rollback or a conflict consumes no id; no other
+  transaction sees a provisional id.
 - **One transaction per write**, at READ COMMITTED. A deadlock or
   serialization failure (the server rolled the whole transaction back) is
   retried; a connection lost mid-write is a LedgerUnavailable (exit 4): the
@@ -71,6 +70,7 @@ from .protocol import (
     utc_now,
     version_details_from_rows,
 )
+from .windows import CHUNK_INSERT, COPY_ORDER, WindowReads, chunk_rows
 
 __all__ = ["PostgresStore"]
 
@@ -103,7 +103,7 @@ def _tsquery(terms: Sequence[str]) -> str:
     return " | ".join("'" + t.replace("\\", "\\\\").replace("'", "''") + "'" for t in terms)
 
 
-class PostgresStore:
+class PostgresStore(WindowReads):
     """A ledger in one PostgreSQL database (or schema, by ``options=-csearch_path=``)."""
 
     def __init__(self, url: str, *, busy_timeout: float = 60.0,
@@ -241,6 +241,8 @@ class PostgresStore:
     def _all(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[tuple[Any, ...]]:
         return self._read(lambda db: db.execute(sql, params).fetchall())
 
+    _mark, _rows = "%s", _all  # what WindowReads needs of a backend
+
     # --- migrations ---------------------------------------------------------------------
 
     def _migrate(self) -> None:
@@ -291,10 +293,8 @@ class PostgresStore:
         """Register retrievals and record failed attempts in ONE transaction, all of
         them or none; ids are assigned inside it, in the order given.
 
-        A new source is written under a provisional (negative) id; the id counter is
-        locked last, by the statement that numbers the transaction's new sources,
-        sent with the COMMIT (one round trip): writers wait for each other only over
-        that statement and the commit, not over their inserts."""
+        New sources are numbered last, with the COMMIT (see the module docstring):
+        writers wait for each other only over that statement, not over their inserts."""
         # Index terms are computed before the transaction: it holds locks.
         terms = [[passage_terms(r.version.text[p.start : p.end]) for p in r.version.passages]
                  for r in registrations]
@@ -442,10 +442,14 @@ class PostgresStore:
                        terms: Sequence[list[str]]) -> None:
         with db.cursor() as cursor:
             cursor.executemany(
-                'INSERT INTO passage (version_id, start, "end", page, page_label, terms) '
-                "VALUES (%s, %s, %s, %s, %s, array_to_tsvector(%s::text[]))",
-                [(version_id, s.start, s.end, s.page, s.label, words)
-                 for s, words in zip(p.passages, terms, strict=True)])
+                'INSERT INTO passage (version_id, start, "end", page, page_label, terms, '
+                "ordinal, heading) VALUES (%s, %s, %s, %s, %s, "
+                "array_to_tsvector(%s::text[]), %s, %s)",
+                [(version_id, s.start, s.end, s.page, s.label, words, n,
+                  p.text[s.start : s.end] if heading else None)
+                 for n, (s, words, heading) in enumerate(
+                     zip(p.passages, terms, p.headings, strict=True), start=1)])
+            cursor.executemany(CHUNK_INSERT.format(p="%s"), chunk_rows(version_id, p.chunks))
 
     @staticmethod
     def _insert_quotes(db: Connection, source_id: int, version_id: int,
@@ -500,9 +504,8 @@ class PostgresStore:
     def reset(self) -> None:
         """Delete every source, version, quote and attempt: the ledger starts again at [1]."""
         def work(db: Connection) -> None:
-            db.execute("TRUNCATE search_hit, quote, attempt, passage, alias, version, source, "
-                       "claim "
-                       "RESTART IDENTITY")
+            db.execute("TRUNCATE search_hit, quote, attempt, passage, text_chunk, alias, "
+                       "version, source, claim RESTART IDENTITY")
             db.execute("UPDATE counter SET value = 0 WHERE name = 'source'")
 
         self._write(work)
@@ -771,10 +774,9 @@ class PostgresStore:
         with self._errors(), conn.transaction():
             conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
             for table in COPY_COLUMNS:
-                order = "locator COLLATE \"C\"" if table == "alias" else "id"
+                order = 'locator COLLATE "C"' if table == "alias" else COPY_ORDER.get(table, "id")
                 with conn.cursor(name=f"fetchledger_copy_{table}") as cursor:
-                    cursor.execute(f"SELECT {quoted_columns(table)} FROM {table} "
-                                   f"ORDER BY {order}")
+                    cursor.execute(f"SELECT {quoted_columns(table)} FROM {table} ORDER BY {order}")
                     while found := cursor.fetchmany(batch):
                         yield table, found
 

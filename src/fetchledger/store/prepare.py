@@ -17,6 +17,7 @@ from ..models import SearchHit
 from ..text.normalize import LINE_BREAKS, one_line
 from ..text.passages import QuoteSpan, select_quotes, split_passages
 from .protocol import AttemptRow, PreparedVersion, QuoteRow, Registration, utc_now
+from .windows import reading_columns
 
 __all__ = ["Failed", "Prepared", "prepare"]
 
@@ -87,6 +88,7 @@ def prepare(
     quotes = select_quotes(text, candidates, query, k, title=document.title)
     raw = document.raw
     stored = raw[:max_raw_stored]
+    headings, chunks = reading_columns(document.kind, text, passages)
     version = PreparedVersion(
         kind=document.kind,
         locator=document.locator,
@@ -108,5 +110,7 @@ def prepare(
         meta=dict(document.meta),
         pages=tuple((p.start, p.end, p.number, p.label) for p in document.pages),
         passages=tuple(passages),
+        headings=headings,
+        chunks=chunks,
     )
     return Prepared(version, tuple(quotes), tuple(document.warnings))

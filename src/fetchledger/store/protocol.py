@@ -30,11 +30,13 @@ __all__ = [
     "ClaimRound",
     "CopyBatch",
     "PassageHit",
+    "PassageRow",
     "PreparedVersion",
     "QuoteRow",
     "Registration",
     "Store",
     "StoredVersion",
+    "VersionShape",
     "VersionText",
     "quoted_columns",
     "source_from_row",
@@ -72,6 +74,8 @@ class PreparedVersion:
     meta: dict[str, Any]
     pages: tuple[tuple[int, int, int, str | None], ...]
     passages: tuple[Passage, ...]
+    headings: tuple[bool, ...]  # one per passage: is it a heading (a reading's landmark)
+    chunks: tuple[bytes, ...]  # the text, compressed by chunks (store.windows)
 
 
 @dataclass(frozen=True)
@@ -150,6 +154,28 @@ class PassageHit:
 
 
 @dataclass(frozen=True)
+class VersionShape:
+    """What a reading needs to know of a version before it reads any text."""
+
+    version_id: int
+    number: int
+    passages: int  # how many
+    pages: int | None  # how many, for a paged version
+
+
+@dataclass(frozen=True)
+class PassageRow:
+    """One stored passage, numbered within its version."""
+
+    number: int
+    start: int
+    end: int
+    page: int | None
+    page_label: str | None
+    heading: str | None  # the passage's words when it is a heading (kept with its row)
+
+
+@dataclass(frozen=True)
 class Candidates:
     """What a store's search found: candidate passages (best first by the store's own
     index: a pre-selection, not the ranking) and the collection statistics the shared
@@ -183,7 +209,9 @@ COPY_COLUMNS: dict[str, tuple[str, ...]] = {
     "version": ("id", "source_id", "number", "text_sha256", "raw_sha256", "retrieved_at",
                 "extractor", "extractor_version", "meta", "pages", "text", "raw", "raw_size",
                 "raw_stored"),
-    "passage": ("id", "version_id", "start", "end", "page", "page_label"),
+    "passage": ("id", "version_id", "start", "end", "page", "page_label", "ordinal",
+                "heading"),
+    "text_chunk": ("version_id", "n", "body"),
     "quote": ("id", "source_id", "version_id", "start", "end", "page", "page_label", "text",
               "first_at"),
     "attempt": ("id", "kind", "locator", "at", "status", "message", "source_id"),
@@ -331,6 +359,27 @@ class Store(Protocol):
         ...
 
     def passages(self, version_id: int) -> list[Passage]: ...
+
+    def version_shape(self, source_id: int, number: int | None = None) -> VersionShape | None:
+        """A version's id, number, passage and page counts, reading no text (the latest
+        version by default); None if there is no such version."""
+        ...
+
+    def passage_rows(self, version_id: int, first: int, count: int, *,
+                     headings: bool = False) -> list[PassageRow]:
+        """Up to ``count`` numbered passages of a version from number ``first`` on (only
+        its headings with ``headings``): one indexed range query."""
+        ...
+
+    def page_passages(self, version_id: int, first_page: int,
+                      last_page: int) -> tuple[int, int] | None:
+        """The first and last passage numbers on those pages; None if they hold none."""
+        ...
+
+    def text_spans(self, version_id: int, spans: Sequence[tuple[int, int]]) -> list[str]:
+        """``text[start:end]`` of a version's stored text for each span, without reading
+        all of it."""
+        ...
 
     def search(self, words: Sequence[str], limit: int, context: int = 40) -> Candidates:
         """Up to ``limit`` passages of the sources' latest versions holding any of

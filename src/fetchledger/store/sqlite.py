@@ -50,11 +50,12 @@ from .protocol import (
     utc_now,
     version_details_from_rows,
 )
+from .windows import CHUNK_INSERT, COPY_ORDER, WindowReads, chunk_rows
 
 __all__ = ["SQLiteStore"]
 
 
-class SQLiteStore:
+class SQLiteStore(WindowReads):
     """One ledger file. Open it, use it, close it (or use it as a context manager).
 
     ``read_only``: open an existing ledger for reading only — never create it or its
@@ -128,6 +129,10 @@ class SQLiteStore:
 
     def close(self) -> None:
         self.db.close()
+
+    def _rows(self, sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
+        with self._errors():
+            return self.db.execute(sql, tuple(params)).fetchall()
 
     def identity_key(self) -> bytes:
         """The ledger's random identity key (created with the ledger, never changed)."""
@@ -316,11 +321,13 @@ class SQLiteStore:
     def _index_version(self, db: sqlite3.Connection, version_id: int, p: PreparedVersion) -> None:
         first = db.execute("SELECT coalesce(max(id), 0) + 1 FROM passage").fetchone()[0]
         db.executemany(
-            "INSERT INTO passage (id, version_id, start, end, page, page_label) "
-            "VALUES (?, ?, ?, ?, ?, ?)",
-            [(first + i, version_id, s.start, s.end, s.page, s.label)
-             for i, s in enumerate(p.passages)],
+            "INSERT INTO passage (id, version_id, start, end, page, page_label, ordinal, "
+            "heading) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            [(first + i, version_id, s.start, s.end, s.page, s.label, i + 1,
+              p.text[s.start : s.end] if heading else None)
+             for i, (s, heading) in enumerate(zip(p.passages, p.headings, strict=True))],
         )
+        db.executemany(CHUNK_INSERT.format(p="?"), chunk_rows(version_id, p.chunks))
         db.executemany(
             "INSERT INTO passage_fts (rowid, body) VALUES (?, ?)",
             [(first + i, p.text[s.start : s.end]) for i, s in enumerate(p.passages)],
@@ -384,8 +391,8 @@ class SQLiteStore:
     def reset(self) -> None:
         """Delete every source, version, quote and attempt: the ledger starts again at [1]."""
         with self._write() as db:
-            for table in ("search_hit", "quote", "attempt", "passage", "alias", "version",
-                          "source"):
+            for table in ("search_hit", "quote", "attempt", "passage", "text_chunk", "alias",
+                          "version", "source"):
                 db.execute(f"DELETE FROM {table}")
             db.execute("INSERT INTO passage_fts (passage_fts) VALUES ('delete-all')")
         with self._errors():
@@ -632,7 +639,7 @@ class SQLiteStore:
         """Every row of the ledger, table by table and by id, from one snapshot."""
         with self._read() as db:
             for table in COPY_COLUMNS:
-                order = "locator" if table == "alias" else "id"
+                order = COPY_ORDER.get(table, "id")
                 cursor = db.execute(f"SELECT {quoted_columns(table)} FROM {table} "
                                     f"ORDER BY {order}")
                 while found := cursor.fetchmany(batch):

@@ -31,6 +31,7 @@ __all__ = [
     "QuoteSpan",
     "cut_quote",
     "display_line",
+    "heading_flags",
     "idf",
     "is_abbreviation",
     "passage_roles",
@@ -577,3 +578,37 @@ def _is_substantial(text: str, passage: Passage) -> bool:
     words = len(_TOKEN.findall(text[passage.start : passage.end]))
     return words >= 12 or (words >= 4 and _ends_sentence(text, passage.end)
                            and text[passage.end - 1] in _TERMINATORS + _CLOSERS)
+
+
+# --- headings: the landmarks of a reading --------------------------------------------
+
+_HEADING_ENDS = ".,;:!…。！"  # a line ending so is a sentence or a label, not a heading
+_TABLE_CELLS = re.compile(r"\t| \| ")
+_RUNNING = 3  # a line repeated this often is a running header or footer
+
+
+def heading_flags(text: str, passages: Sequence[Passage]) -> list[bool]:
+    """For each passage: is it a heading? Stored text keeps no heading marks, so a
+    heading is what one looks like — a whole line of its own, of one to twelve words
+    that start capitalized (or with a section number), not ending like a sentence or
+    a label (a question may be one), on no navigation, bibliography or table line —
+    and not a line repeated three times or more (a PDF's running header, a "Reply"
+    button): those mark no place."""
+    roles = _Roles(None)
+    flags = [_looks_like_heading(text, p, roles) for p in passages]
+    seen = Counter(text[p.start : p.end] for p, flag in zip(passages, flags, strict=True)
+                   if flag)
+    return [flag and seen[text[p.start : p.end]] < _RUNNING
+            for p, flag in zip(passages, flags, strict=True)]
+
+
+def _looks_like_heading(text: str, passage: Passage, roles: _Roles) -> bool:
+    start, end = passage.start, passage.end
+    if (start and text[start - 1] != "\n") or (end < len(text) and text[end] != "\n"):
+        return False  # a sentence of a paragraph, a list item after its bullet
+    body = text[start:end]
+    words = _TOKEN.findall(body)
+    if not 1 <= len(words) <= 12 or body[-1] in _HEADING_ENDS or _TABLE_CELLS.search(body):
+        return False
+    first = next((ch for ch in body if ch.isalpha()), "")
+    return bool(first) and not first.islower() and roles.of(text, passage) == BODY
