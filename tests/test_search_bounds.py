@@ -4,11 +4,15 @@ with the words of its candidates (structural checks; timings live in benchmarks/
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from fetchledger import Document, Ledger
+from fetchledger.store.search import postgres_search
+from fetchledger.store.windows import CHUNK
 from fetchledger.text import passages
 from fetchledger.text.passages import Passage, query_terms, rank_candidates, term_tokens, tokenize
 
@@ -82,3 +86,78 @@ def test_ranking_candidates_stems_only_words_that_may_be_terms(
                     if w[:2] in ("gl", "me"))
     assert len(stemmed) <= may_match + len(query_terms("glacier melting")) * 2
     assert len(stemmed) < 300
+
+
+def long_text(lines: int = 8_000) -> str:
+    """About 4 MB of text whose 120 passages holding "glacier" all lie in its first
+    200 kB: a search finds 100 candidates in one long source."""
+    rng = random.Random(11)
+    vocabulary = ["".join(rng.choice("bcdfglmnprstv") + rng.choice("aeiou") for _ in range(3))
+                  for _ in range(400)]
+    out = []
+    for n in range(lines):
+        words = [rng.choice(vocabulary) for _ in range(80)]
+        if n < 400 and n % 3 == 0:
+            words[5] = "glacier"
+        out.append(" ".join(words).capitalize() + ".")
+    return "\n".join(out)
+
+
+def _read_so_far() -> int:
+    """Bytes this process has read from files (page cache included) so far."""
+    line = next(line for line in Path("/proc/self/io").read_text().splitlines()
+                if line.startswith("rchar:"))
+    return int(line.split()[1])
+
+
+def _long_source(location: Path | str) -> str:
+    text = long_text()
+    assert len(text) > 20 * CHUNK
+    with Ledger(location) as ledger:
+        ledger.register(Document(kind="file", locator="/notes/long.txt", display="long.txt",
+                                 text=text, raw=b""))
+        ledger.register(Document(kind="file", locator="/notes/short.txt", display="short.txt",
+                                 text="A glacier is a river of ice.", raw=b""))
+    return text
+
+
+def test_a_search_reads_a_bounded_part_of_a_long_source(tmp_path: Path) -> None:
+    """100 candidates in a 4 MB text: the search reads their windows from the chunks
+    that hold them, not the whole text once per candidate (it read 100 x 4 MB)."""
+    location = tmp_path / "ledger.db"
+    text = _long_source(location)
+    with Ledger(location, read_only=True) as ledger:
+        ledger._store.db.execute("PRAGMA cache_size = 16")  # type: ignore[attr-defined]
+        ledger.quotes("glacier")  # imports and first reads happen before the count
+        before = _read_so_far()
+        found = ledger.quotes("glacier")
+        read = _read_so_far() - before
+    snippets = [s for r in found for s in r.snippets]
+    assert len(snippets) == 3 and all("glacier" in s.quote.lower() for s in snippets)
+    assert all(text[s.start : s.end] == s.quote for r in found if r.source.id == 1
+               for s in r.snippets)
+    assert read < 2_000_000, f"one search read {read:,} bytes of a {len(text):,}-byte ledger"
+
+
+@pytest.mark.postgres
+def test_a_postgres_search_reads_no_long_text_whole(pg_ledger_url: str) -> None:
+    """The same on PostgreSQL, counted by the server: the search detoasts no long text
+    (the version's TOAST blocks), and reads a bounded number of chunk blocks."""
+    import psycopg
+
+    text = _long_source(pg_ledger_url)
+    with psycopg.connect(pg_ledger_url) as db, db.transaction():
+        def toast_blocks(table: str) -> int:
+            row = db.execute("SELECT pg_stat_get_xact_blocks_fetched(reltoastrelid) "
+                             "FROM pg_class WHERE oid = %s::regclass", (table,)).fetchone()
+            return int(row[0]) if row else 0
+
+        before = {table: toast_blocks(table) for table in ("version", "text_chunk")}
+        found = postgres_search(lambda sql, params: db.execute(sql, params).fetchall(),
+                                ["glacier"], 100, 40)
+        fetched = {table: toast_blocks(table) - before[table] for table in before}
+    assert len(found.hits) == 100
+    assert all(text[hit.context_start : hit.end + 40] == hit.context
+               for hit in found.hits if hit.source_id == 1)
+    assert fetched["version"] == 0
+    assert fetched["text_chunk"] < 200
