@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fetchledger import Document, Ledger
+from fetchledger import ledger as ledger_module
 from fetchledger.store.search import postgres_search
 from fetchledger.store.windows import CHUNK
 from fetchledger.text import passages
@@ -161,3 +162,29 @@ def test_a_postgres_search_reads_no_long_text_whole(pg_ledger_url: str) -> None:
                for hit in found.hits if hit.source_id == 1)
     assert fetched["version"] == 0
     assert fetched["text_chunk"] < 200
+
+
+def test_a_read_only_search_records_its_quotes_through_one_writer(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``quotes`` only reads the ledger and records what it hands out through a writer
+    opened for that; one writer for all the sources of its answer, not one each."""
+    location = tmp_path / "ledger.db"
+    with Ledger(location) as ledger:
+        for n in range(3):
+            ledger.register(Document(kind="file", locator=f"/notes/{n}.txt",
+                                     display=f"{n}.txt", text=f"Glacier {n} melts.", raw=b""))
+    opened: list[object] = []
+    real = ledger_module.open_store
+
+    def counting(*args: object, **kwargs: object) -> object:
+        opened.append(args)
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    with Ledger(location, read_only=True) as ledger:
+        monkeypatch.setattr(ledger_module, "open_store", counting)
+        found = ledger.quotes("glacier", k=3)
+    assert sorted(r.source.id for r in found) == [1, 2, 3]
+    assert not any(r.warnings for r in found)
+    assert len(opened) == 1
+    with Ledger(location) as ledger:
+        assert len(ledger.recorded_quotes()) == 3
