@@ -137,3 +137,22 @@ def test_a_ledger_of_the_migrations_before_is_upgraded_without_renumbering(
         assert ledger.integrity_check() == "ok"
     assert rows(url, "SELECT count(*) FROM migration WHERE name = '0009_register_function'"
                 ) == [(1,)]
+
+
+def test_commits_that_do_not_wait_for_the_flush_are_an_opt_in_of_the_url(url: str) -> None:
+    """README, "Sharing one ledger": ``-csynchronous_commit=off`` in the URL's options
+    (a libpq parameter) trades the last commits of a server crash for speed; by
+    default every registration waits for its commit to be flushed."""
+    with Ledger(url) as ledger:
+        ledger.register(doc("https://a.example/", "Water boils at 100 degrees."))
+        conn = ledger._store._conn  # type: ignore[attr-defined]
+        assert conn.execute("SHOW synchronous_commit").fetchone() == ("on",)
+    fast = url.replace("options=-csearch_path", "options=-csynchronous_commit%3Doff%20"
+                                                "-csearch_path")
+    assert fast != url
+    with Ledger(fast) as ledger:
+        assert ledger.register(doc("https://b.example/", "Ice melts at 0 degrees.")
+                               ).source.id == 2
+        conn = ledger._store._conn  # type: ignore[attr-defined]
+        assert conn.execute("SHOW synchronous_commit").fetchone() == ("off",)
+        assert ledger.integrity_check() == "ok"
