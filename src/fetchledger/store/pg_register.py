@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import psycopg
 
 from ..models import SearchHit
-from ..text.passages import tokenize
+from .pg_bulk import passage_terms
 from .protocol import (
     AttemptRow,
     QuoteRow,
@@ -31,20 +31,14 @@ from .protocol import (
     utc_now,
 )
 
-__all__ = ["PostgresRegistration", "passage_terms"]
+__all__ = ["PostgresRegistration"]
 
 T = TypeVar("T")
 Connection = psycopg.Connection[tuple[Any, ...]]
 
-_MAX_TERM = 500  # characters; PostgreSQL refuses lexemes over 2 KB
 _SPAN = 1 << 20  # keys of one round's new sources: -(base + 1) ... -(base + _SPAN - 1)
 _REGISTER = ("SELECT * FROM fetchledger_register(%s, %s, %s::jsonb, %s::text[], "
              "%s::bytea[], %s::bytea[], %s::int[], %s::jsonb)")
-
-
-def passage_terms(text: str) -> list[str]:
-    """The distinct index terms of one passage."""
-    return sorted({t for t in tokenize(text) if len(t) <= _MAX_TERM})
 
 
 def _described(registration: Registration) -> dict[str, Any]:
