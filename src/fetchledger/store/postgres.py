@@ -14,7 +14,7 @@ with the semantics of the SQLite store:
   serialization failure (the server rolled the whole transaction back) is
   retried; a connection lost mid-write is a LedgerUnavailable (exit 4): the
   server rolled back, or committed all of it, never part.
-- **Search**: each indexed passage holds its stemmed words
+- **Search** (:mod:`.search`): each indexed passage holds its stemmed words
   (:func:`fetchledger.text.passages.tokenize`, the scorer's own) as a
   ``tsvector`` with a GIN index; candidates are ordered by the IDF of the
   words they hold, then by length, and ranked by the shared scorer.
@@ -49,7 +49,7 @@ from ..errors import (
 )
 from ..identity.secrets import REDACTED, shown_database_url
 from ..models import Attempt, Quote, SearchHit, Source
-from ..text.passages import Passage, idf, tokenize
+from ..text.passages import Passage
 from .migrations import POSTGRES_MIGRATIONS, refuse_unknown
 from .pg_bulk import Connection, PostgresBulk
 from .pg_register import PostgresRegistration
@@ -58,13 +58,13 @@ from .protocol import (
     VERSION_DETAIL_COLUMNS,
     AttemptRow,
     Candidates,
-    PassageHit,
     QuoteRow,
     VersionText,
     source_from_row,
     utc_now,
     version_details_from_rows,
 )
+from .search import postgres_search
 from .windows import WindowReads
 
 __all__ = ["PostgresStore"]
@@ -84,10 +84,6 @@ def _not_redundant(record: logging.LogRecord) -> bool:
 
 
 logging.getLogger("psycopg").addFilter(_not_redundant)
-
-
-def _tsquery(terms: Sequence[str]) -> str:
-    return " | ".join("'" + t.replace("\\", "\\\\").replace("'", "''") + "'" for t in terms)
 
 
 class PostgresStore(PostgresRegistration, PostgresBulk, WindowReads):
@@ -410,46 +406,11 @@ class PostgresStore(PostgresRegistration, PostgresBulk, WindowReads):
             "ORDER BY start", (version_id,))]
 
     def search(self, words: Sequence[str], limit: int, context: int = 40) -> Candidates:
-        """Up to ``limit`` passages holding any of ``words``: those whose words weigh
-        most (their IDF summed, :func:`~fetchledger.text.passages.idf`), then the
-        shorter ones (the rule of every backend); and how many passages hold each word."""
-        terms_of = {word: sorted(set(tokenize(word))) for word in words}
-        everything = sorted({t for terms in terms_of.values() for t in terms})
-        if not everything:
-            return Candidates((), 0, dict.fromkeys(words, 0))
-
-        def work(db: Connection) -> Candidates:
-            counts = db.execute(
-                "SELECT " + ", ".join(["(SELECT count(*) FROM passage WHERE terms @@ %s::tsquery)"]
-                                      * len(everything)) + ", (SELECT coalesce(max(id), 0) "
-                "FROM passage)", [_tsquery([t]) for t in everything]).fetchone()
-            assert counts is not None
-            holding_term = dict(zip(everything, counts[:-1], strict=True))
-            total = int(counts[-1])
-            # IDF of each term weighs the candidates: the index's pre-selection
-            weights = " + ".join(
-                "(CASE WHEN terms @@ %s::tsquery THEN %s ELSE 0 END)" for _ in everything)
-            params: list[Any] = []
-            for term in everything:
-                held = holding_term[term]
-                params += [_tsquery([term]), idf(total, held)]
-            rows = db.execute(
-                "SELECT v.source_id, v.id, v.number, p.start, p.\"end\", p.page, p.page_label, "
-                "substr(v.text, greatest(p.start - %s, 0) + 1, "
-                "       p.\"end\" - greatest(p.start - %s, 0) + %s), "
-                "greatest(p.start - %s, 0) "
-                f"FROM (SELECT id, version_id, start, \"end\", page, page_label, {weights} AS w "
-                "      FROM passage WHERE terms @@ %s::tsquery "
-                "      ORDER BY w DESC, \"end\" - start, id LIMIT %s) AS p "
-                "JOIN version v ON v.id = p.version_id ORDER BY p.w DESC, p.\"end\" - p.start, "
-                "p.id",
-                [context, context, context, context, *params, _tsquery(everything), limit],
-            ).fetchall()
-            holding = {word: max((holding_term[t] for t in terms), default=0)
-                       for word, terms in terms_of.items()}
-            return Candidates(tuple(PassageHit(*row) for row in rows), total, holding)
-
-        return self._read(work, snapshot=True)
+        """Up to ``limit`` passages holding any of ``words`` (the rule of every backend:
+        :mod:`.search`), and how many passages hold each word, from one snapshot."""
+        return self._read(lambda db: postgres_search(
+            lambda sql, params: db.execute(sql, params).fetchall(), words, limit, context),
+            snapshot=True)
 
     def attempts(self, *, failed_only: bool = False) -> list[Attempt]:
         sql = "SELECT locator, at, status, message, kind, source_id FROM attempt"
