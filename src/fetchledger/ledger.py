@@ -163,7 +163,7 @@ class Ledger:
                 for r in results]
 
     def _retrieval(self, prepared: Prepared, stored: StoredVersion) -> Retrieval:
-        source = self._store.source(stored.source_id, stored.version_number)
+        source = stored.source or self._store.source(stored.source_id, stored.version_number)
         assert source is not None  # it was registered in the same transaction
         snippets = tuple(self._snippet(source.id, stored.version_number, prepared.version.text, q)
                          for q in prepared.quotes)
