@@ -122,6 +122,8 @@ def _long_source(location: Path | str) -> str:
     return text
 
 
+@pytest.mark.skipif(not Path("/proc/self/io").exists(),
+                    reason="counts the bytes read through Linux's /proc/self/io")
 def test_a_search_reads_a_bounded_part_of_a_long_source(tmp_path: Path) -> None:
     """100 candidates in a 4 MB text: the search reads their windows from the chunks
     that hold them, not the whole text once per candidate (it read 100 x 4 MB)."""
