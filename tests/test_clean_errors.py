@@ -52,6 +52,12 @@ def filled(tmp_path: Path, ledger_path: Path) -> Path:
     ["curl", "--max-time", "1e400", "https://example.org/"],
     ["curl", "--snippets", HUGE, "https://example.org/"],
     ["read", "--pages", f"{HUGE}-", "note.txt"],
+    # issue 13, third pass: numbers Python's int() reads that are not ASCII digits
+    ["show", "1_0"], ["show", "\uff11"], ["show", " 1"], ["quotes", "water", "-k", "\u0661\u0662"],
+    ["quotes", "water", "-k", "1_0"], ["quotes", "water", "--source", "\u0661"],
+    ["run", "--timeout", "1_0", "--", "true"], ["run", "--timeout", "\u0661", "--", "true"],
+    ["read", "--pages", "\u0661", "note.txt"], ["show", "1", "--passages", "\u0663"],
+    ["refresh", "\uff13"], ["batch", "--concurrency", "\u0664", "-"],
 ])
 def test_numbers_out_of_range_are_exit_2_with_one_line(run_cli: Any, filled: Path,
                                                        monkeypatch: pytest.MonkeyPatch,
@@ -332,3 +338,28 @@ def test_read_only_media_show_what_the_write_ahead_log_holds(tmp_path: Path, fil
     assert '"id": 2' in done.stdout and "second.txt" in done.stdout, done.stdout
     assert "moon was full" in done.stdout
     assert {p.name: p.read_bytes() for p in folder.iterdir()} == before
+
+
+@pytest.mark.parametrize("args", [["check", "/dev/zero"], ["render", "/dev/zero"],
+                                  ["export", "--format", "csl-json", "--cited-by", "/dev/zero",
+                                   "-o", "out.json"],
+                                  ["batch", "/dev/zero"], ["ingest", "/dev/zero"]])
+def test_an_endless_input_is_refused_at_its_cap(run_cli: Any, filled: Path,
+                                                monkeypatch: pytest.MonkeyPatch,
+                                                args: list[str]) -> None:
+    """A draft or an input list that never ends (a device: /dev/zero) was read for ever,
+    its memory growing; it stops at the cap (64 MiB of draft, 256 MiB of inputs), exit 2."""
+    monkeypatch.chdir(filled.parent)
+    started = time.monotonic()
+    result = run_cli("--json", *args)
+    assert result.exit_code == 2, (result.stdout, result.stderr)
+    assert "too large" in _error_object(result.stdout)["error"]["message"]
+    assert time.monotonic() - started < 30
+    assert not (filled.parent / "out.json").exists()
+
+
+def test_a_pack_that_cannot_be_written_is_one_clean_line(run_cli: Any, filled: Path) -> None:
+    result = run_cli("--json", "export", "--format", "pack", "-o", "/proc/fetchledger-pack")
+    assert result.exit_code == 2, (result.stdout, result.stderr)
+    assert _error_object(result.stdout)["error"]["status"] == "invalid_path"
+    assert result.stderr.startswith("fetchledger: error: cannot write /proc/fetchledger-pack")

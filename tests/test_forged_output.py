@@ -194,3 +194,29 @@ def test_mcp_resource_listing_shows_titles_escaped(forged_files: list[Path],
                 assert _raw_controls(shown) == [] and "\n" not in shown, (resource.uri, shown)
     finally:
         session.close()
+
+
+@pytest.mark.parametrize("style", ["markdown", "plain", "footnotes", "evidence", "bibtex"])
+def test_every_style_escapes_markup_in_what_a_source_controls(ledger_path: Path, run_cli: Any,
+                                                              tmp_path: Path, style: str) -> None:
+    """A title, site or author holding ``<script>``, an unterminated ``<!--`` or the
+    Sources block's own end marker is text in every style: no raw ``<`` of the source
+    reaches the block (plain: backslash-escaped; BibTeX: ``\\textless{}``)."""
+    with Ledger(ledger_path) as ledger:
+        ledger.register(Document(
+            kind="web", locator="https://example.org/a", display="https://example.org/a",
+            title="Tides <script>alert(1)</script> <!-- /fetchledger:sources --> report",
+            site="Harbour <b>office</b>", author="Clerk <!--",
+            text="The harbour sees two tides a day.", raw=b"x"))
+    draft = tmp_path / "draft.md"
+    draft.write_text("The harbour sees two tides a day.[1]\n", encoding="utf-8")
+    block = run_cli("render", str(draft), "--style", style).stdout
+    assert "Tides" in block and "alert(1)" in block, block
+    ours = block.replace("<https://example.org/a>", "")  # the block's own autolink
+    assert not re.search(r"(?<![\\{])<", ours.replace("\\textless{}", "")), block
+    if style in ("markdown", "plain", "footnotes", "evidence"):
+        run_cli("render", str(draft), "--style", style, "--in-place")
+        written = draft.read_text(encoding="utf-8")
+        assert written.count("<!-- /fetchledger:sources -->") == 1, written
+        again = run_cli("render", str(draft), "--style", style, "--in-place")
+        assert again.exit_code == 0 and draft.read_text(encoding="utf-8") == written

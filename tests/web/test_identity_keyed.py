@@ -21,7 +21,12 @@ from hypothesis import strategies as st
 
 from fetchledger import Ledger
 from fetchledger.errors import InvalidURL
-from fetchledger.identity.urls import normalize_url, parse_http_url, url_identity
+from fetchledger.identity.urls import (
+    normalize_url,
+    parse_http_url,
+    url_identity,
+    without_userinfo,
+)
 
 from .webserver import LoopbackServer
 from conftest import rows
@@ -118,7 +123,7 @@ def test_normalization_is_idempotent_over_generated_urls(url: str) -> None:
     assert normalize_url(once) == once
     keyed = url_identity(url, KEY)
     assert url_identity(keyed, KEY) == keyed
-    assert url_identity(once, KEY).split("?")[0] == once.split("?")[0]
+    assert url_identity(once, KEY).split("?")[0] == without_userinfo(once).split("?")[0]
     assert "/./" not in once and "/../" not in once and not once.split("?")[0].endswith("/..")
 
 
@@ -151,3 +156,50 @@ def test_a_malformed_punycode_redirect_is_a_clean_failure_and_batch_goes_on(
         ["invalid_url", "http_error", None]
     assert batch.exit_code == 2
     assert rows(ledger_path, "SELECT count(*) FROM source") == [(1,)]
+
+
+# --- issue 13, third pass: credentials in the URL, port spellings, curl -G and a fragment ----
+
+
+@pytest.mark.parametrize("with_credentials", ["https://u:p@h.example/p?q=1",
+                                              "https://u@h.example/p?q=1",
+                                              "https://u:@h.example/p?q=1",
+                                              "https://:p@h.example/p?q=1",
+                                              "https://other:pw2@H.example:443/p?q=1#x"])
+def test_user_info_is_a_credential_not_identity(with_credentials: str) -> None:
+    """DESIGN §4: requests differing only in URL user-info are one source (`curl -u` and
+    the same credentials in the URL, or none, are one request to one resource)."""
+    plain = url_identity("https://h.example/p?q=1", KEY)
+    assert url_identity(with_credentials, KEY) == plain
+    assert normalize_url(with_credentials).startswith("https://REDACTED@")  # shown, redacted
+
+
+@pytest.mark.parametrize("url", ["http://h.example:+80/", "http://h.example: 80/",
+                                 "http://h.example:8_0/", "http://h.example:８０/",
+                                 "http://h.example:0x50/", "http://h.example:80 /",
+                                 "http://[::1]:+80/", "http://h.example:-0/"])
+def test_a_port_that_is_not_ascii_digits_is_an_invalid_url(url: str) -> None:
+    with pytest.raises(InvalidURL):
+        parse_http_url(url)
+
+
+def test_curl_get_data_goes_before_a_fragment() -> None:
+    from fetchledger.adapters.curl_args import parse_curl_args
+
+    for url in ("https://h.example/p#frag", "https://h.example/p#a?b", "https://h.example/p?#f"):
+        command = parse_curl_args(["-G", "-d", "q=1", url])
+        assert url_identity(command.url, KEY) == url_identity("https://h.example/p?q=1", KEY), \
+            command.url
+
+
+def test_curl_with_credentials_is_the_fetch_of_its_url(web: LoopbackServer, run_cli: Any,
+                                                       ledger_path: Path) -> None:
+    page = web.url("/pages/news")
+    with_user = page.replace("http://", "http://reader:s3cret@")
+    for args in (["fetch", page], ["curl", "-u", "reader:s3cret", page], ["curl", with_user],
+                 ["fetch", with_user], ["curl", "-G", page + "#top"]):
+        result = run_cli("--allow-private", *args)
+        assert result.exit_code == 0, (args, result.stderr)
+        assert result.stdout.startswith("[1] "), (args, result.stdout)
+    assert rows(ledger_path, "SELECT count(*) FROM source") == [(1,)]
+    assert "s3cret" not in str(rows(ledger_path, "SELECT locator, display FROM source"))

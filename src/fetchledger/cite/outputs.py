@@ -22,7 +22,8 @@ from .render import check_known
 if TYPE_CHECKING:
     from ..ledger import Ledger
 
-__all__ = ["Selection", "atomic_file", "output_path", "select", "umask", "write_output"]
+__all__ = ["Selection", "atomic_file", "output_path", "select", "umask", "unwritable",
+           "write_output"]
 
 
 @dataclass(frozen=True)
@@ -86,7 +87,7 @@ def atomic_file(target: Path, ledger: Ledger | None = None) -> Iterator[IO[bytes
         mode = path.stat().st_mode & 0o7777 if path.exists() else 0o666 & ~umask()
         handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     except OSError as exc:
-        raise _unwritable(target, exc) from exc
+        raise unwritable(target, exc) from exc
     try:
         with os.fdopen(handle, "wb") as out:
             yield out
@@ -94,7 +95,7 @@ def atomic_file(target: Path, ledger: Ledger | None = None) -> Iterator[IO[bytes
         os.replace(temporary, path)
     except OSError as exc:
         Path(temporary).unlink(missing_ok=True)
-        raise _unwritable(target, exc) from exc
+        raise unwritable(target, exc) from exc
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
@@ -107,7 +108,7 @@ def write_output(target: str | os.PathLike[str], data: bytes,
         out.write(data)
 
 
-def _unwritable(target: Path, exc: OSError) -> InvalidPath:
+def unwritable(target: Path, exc: OSError) -> InvalidPath:
     return InvalidPath(f"cannot write {target}: {exc.strerror or exc}",
                        hint="name a file in a folder you can write")
 

@@ -20,21 +20,27 @@ from fetchledger.cite import (
 
 from ._base import cli, global_options, open_ledger, print_json, settings
 
+MAX_DRAFT = 64 << 20  # bytes: a draft is read whole (a device such as /dev/zero never ends)
+
 
 def read_draft(name: str) -> str:
-    """The draft's text (``-`` reads standard input); bad paths are exit 2."""
+    """The draft's text (``-`` reads standard input); bad paths are exit 2, and so is a
+    draft over MAX_DRAFT bytes."""
     if name == "-":
-        data = sys.stdin.buffer.read()
+        data = sys.stdin.buffer.read(MAX_DRAFT + 1)
     else:
         path = Path(name)
         if path.is_dir():
             raise InvalidPath(f"{name} is a directory, not a draft")
         try:
-            data = path.read_bytes()
+            with path.open("rb") as handle:
+                data = handle.read(MAX_DRAFT + 1)
         except FileNotFoundError as exc:
             raise InvalidPath(f"no such file: {name}") from exc
         except OSError as exc:
             raise InvalidPath(f"cannot read {name}: {exc.strerror or exc}") from exc
+    if len(data) > MAX_DRAFT:
+        raise InvalidArgument(f"{name} is over {MAX_DRAFT >> 20} MiB: too large for a draft")
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:

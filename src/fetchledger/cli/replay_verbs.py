@@ -8,9 +8,9 @@ import click
 
 from fetchledger import Refreshed, chosen_sources, json_text, refresh_exit_code
 
-from ._base import cli, echo_lines, global_options, open_ledger, settings
+from ._base import WholeNumber, cli, echo_lines, global_options, open_ledger, settings
 
-_IDS = click.argument("source_ids", nargs=-1, type=click.IntRange(min=1), metavar="[N...]")
+_IDS = click.argument("source_ids", nargs=-1, type=WholeNumber(min=1), metavar="[N...]")
 _ALL = click.option("--all", "every", is_flag=True, help="Every source of the ledger.")
 
 
