@@ -91,7 +91,8 @@ class Lifetimes:
     before the signal is sent; ``gone_after(delivered, bound)`` then waits on those
     pidfds (the kernel says when each process exits: no scan of /proc per poll,
     whose length under a load of 10 on 2 cores made the old polling miss a 2 s bound
-    that the processes had kept) and, once they are gone, scans /proc again for any
+    that the processes had kept; ``delivered`` is taken just before the kill, so the
+    figure is an upper bound) and, once they are gone, scans /proc again for any
     process of the run started since (a worker starting as the signal came), waiting
     on those too. It answers the seconds from ``delivered`` (the moment the signal was
     sent) to the end of the last one, or None when one was still running ``bound``
@@ -187,12 +188,13 @@ class Run:
         through its pidfd as it happens (see :class:`procs.Lifetimes`)."""
         watch = Lifetimes(self.mark)
         assert watch.arm() >= 1
+        delivered = time.monotonic()  # just before: the kill may run them all before we resume
         if how == "stdin":
             assert self.process.stdin is not None
             self.process.stdin.close()
         else:
             os.kill(self.process.pid, getattr(signal, how))
-        took = watch.gone_after(time.monotonic(), GONE_WITHIN)
+        took = watch.gone_after(delivered, GONE_WITHIN)
         self.process.wait(timeout=5)
         record_fact("lifetime", f"{what or 'fetchledger'}: {how}",
                     gone_seconds=None if took is None else round(took, 3), left=len(watch.left),

@@ -27,6 +27,7 @@ from fetchledger import (
 
 __all__ = [
     "F",
+    "Integer",
     "Seconds",
     "Settings",
     "WholeNumber",
@@ -269,20 +270,24 @@ class WholeNumber(click.IntRange):
     """A whole number written in ASCII digits (an optional sign, nothing else: Python's
     ``int`` would also read ``1_0`` as 10, `` 3``, ``３`` and ``٣``)."""
 
-    name = "whole number"
-
     def convert(self, value: Any, param: click.Parameter | None,
                 ctx: click.Context | None) -> Any:
         if isinstance(value, str) and not _WHOLE.fullmatch(value):
-            self.fail(f"{value!r} is not a whole number (digits 0-9)", param, ctx)
+            self.fail(f"{value!r} is not a valid integer (ASCII digits 0-9)", param, ctx)
         return super().convert(value, param, ctx)
+
+
+class Integer(click.types.IntParamType):
+    """:class:`WholeNumber` without bounds (an id: the ledger says which exist)."""
+
+    def convert(self, value: Any, param: click.Parameter | None,
+                ctx: click.Context | None) -> Any:
+        return WholeNumber().convert(value, param, ctx)
 
 
 class Seconds(click.FloatRange):
     """A number of seconds written in ASCII (``2``, ``0.5``, ``1e3``; ``inf`` and ``nan``
     reach the documented bound's message), never ``1_0`` or other digits."""
-
-    name = "seconds"
 
     def convert(self, value: Any, param: click.Parameter | None,
                 ctx: click.Context | None) -> Any:
