@@ -185,7 +185,13 @@ _WORDS = ["sh", "bash", "-c", "-u", "--user", "me:pw", "--token", "t0k", "--toke
           "mysql", "-pS3cr3t", "sshpass", "-p", "docker", "login", "curl", "-b",
           "sid=c7; lang=en", "-token", "/token:v1", "--token:v2", '{"api_key": "jj"}',
           "TOKEN='q1'", "-ubob:pw2", "--user=bob:pw3", "a=1&password=pw4", "?token=t5",
-          "x;jsessionid=j6", "$'\\x41'", "--header=Authorization: Bearer b8", "PHPSESSID=p9"]
+          "x;jsessionid=j6", "$'\\x41'", "--header=Authorization: Bearer b8", "PHPSESSID=p9",
+          # issue 13, third pass: nested and encoded queries, unquoted keyed values, split
+          # words, setting verbs, secrets commands, commands inside words
+          "next=%2Fp%3Ftoken%3Dq7", "https%3A%2F%2Fh%2Fp%3Ftoken%253Dz8", "API_KEY = v9",
+          "password:", "password", "=", "config", "set", "user.password", "secrets", "--body",
+          "AUTH", "redis-cli", "export TOKEN=e1; x", "curl --token w2 x", "token:=j3",
+          "api_key==k4", "X-Api-Key:", "CONFIG", "a b", "%3D"]
 
 
 @settings(max_examples=300, deadline=None)

@@ -37,6 +37,7 @@ from .secrets import (
     Mark,
     is_secret_name,
     plain_mark,
+    redact_nested,
     redact_path_params,
     redact_query,
     scrub,
@@ -62,7 +63,7 @@ _MAX_INNER = 3  # --opt=name=value levels
 # how its value is given ("attached": only as -pVALUE, since a lone -p asks for the
 # password and the next word is something else; "both": -p VALUE or -pVALUE). For
 # the registry clients the option is secret only after their `login` subcommand.
-_MYSQL = {"-p": "attached"}
+_MYSQL = {"-p": "both"}  # a word after a lone -p: a password typed there, or a database
 _MONGO = {"-p": "both"}
 _LOGIN = {"-p": "both"}
 _LDAP = {"-w": "both"}
@@ -74,7 +75,7 @@ PROGRAM_OPTIONS: dict[str, dict[str, str]] = {
     **dict.fromkeys(("ldapsearch", "ldapadd", "ldapmodify", "ldapdelete", "ldapwhoami",
                      "ldappasswd"), _LDAP),
     "sshpass": {"-p": "both"},
-    "redis-cli": {"-a": "both"},
+    "redis-cli": {"-a": "both", "AUTH": "rest", "auth": "rest"},  # AUTH [user] password
     "sqlcmd": {"-P": "both"},
     "bcp": {"-P": "both"},
     "openssl": {"-passin": "separate", "-passout": "separate", "-pass": "separate",
@@ -131,11 +132,17 @@ def _takes_secret(option: str) -> bool:
 _OPTION_NAME = re.compile(r"--?[^\W\d_][\w.-]*")
 
 
+_AUTH_SCHEMES = frozenset({"basic", "bearer", "token", "digest", "negotiate", "ntlm", "hoba",
+                           "mutual", "apikey", "key", "oauth", "jwt"})
+
+
 def _found(found: list[str], value: str) -> None:
-    """Note a secret value, and the credentials of ``Bearer TOKEN`` / ``Basic B64``."""
+    """Note a secret value, and its first and last words when it has several: the
+    credentials of ``Bearer TOKEN`` / ``Basic B64``, the value of ``api_key=V rest``."""
     found.append(value)
-    if " " in value.strip():
-        found.append(value.rsplit(" ", 1)[-1])
+    words = value.split()
+    if len(words) > 1:
+        found.extend(word for word in (words[0], words[-1]) if word.lower() not in _AUTH_SCHEMES)
 
 
 def _user_password(value: str, prefix: str, found: list[str], mark: Mark) -> str:
@@ -155,10 +162,16 @@ def _redact_inner(argument: str, found: list[str], mark: Mark, depth: int) -> st
     if argument.startswith("-u") and len(argument) > 2 and argument[2] != "-":
         return _user_password(argument[2:], "-u", found, mark)
     header = _HEADER.fullmatch(argument)
-    if header and is_secret_name(header.group(2)) and "://" not in argument:
+    if header and is_secret_name(header.group(2)) and "://" not in argument \
+            and not header.group(3).startswith("="):  # httpie's `token:=V` is a JSON field
         value = header.group(3).strip()
         _found(found, value)
         return f"{header.group(1) or ''}{header.group(2)}: {mark(value)}"
+    keyed = _KEYED_WORD.fullmatch(argument)
+    if keyed and is_secret_name(keyed.group(1)) and not _PAIR_AFTER.search(keyed.group(3)):
+        value = keyed.group(3)  # API_KEY = V, password : V, token:=V, api_key==V
+        _found(found, value)
+        return f"{keyed.group(1)}{keyed.group(2)}{mark(value)}"
     name, equals, value = argument.partition("=")
     if equals and value and _ASSIGNMENT.fullmatch(name):
         if not is_secret_name(name):
@@ -177,6 +190,10 @@ def _redact_inner(argument: str, found: list[str], mark: Mark, depth: int) -> st
 
 
 _PAIR_AFTER = re.compile(r"&[^&=\s]+=")  # a value holding more pairs: a form body
+# NAME, then `=`, `:`, `==` or `:=` (httpie's query and raw JSON fields), blanks around
+# them allowed, then the value: the whole word (`API_KEY = V`, `password : V`).
+_KEYED_WORD = re.compile(r"(-{0,2}[^\W\d][\w.-]*)(\s*(?:==|:=|=|:)\s*)(\S(?:.*\S)?)\s*",
+                         re.DOTALL)
 _PAIRS = re.compile(r"(?<=[?&;#])[^?&;#=\s]+=[^?&;#\s]*")  # name=value after ? & ; #
 
 
@@ -189,6 +206,8 @@ def _redact_embedded(argument: str, found: list[str], mark: Mark) -> str:
         argument = _URL.sub(lambda m: _redact_url(m.group(0), found, mark), argument)
     elif "=" in argument and any(c in argument for c in "?&;#"):
         argument = _PAIRS.sub(lambda m: redact_query(m.group(), found, mark), argument)
+    elif "%" in argument:  # an encoded URL or query: https%3A%2F%2Fh%2Fp%3Ftoken%3DV
+        argument = redact_nested(argument, found, mark)
     return argument
 
 
@@ -252,6 +271,9 @@ def _redact_words(words: Sequence[str], found: list[str], mark: Mark, depth: int
     programs = {word.rsplit("/", 1)[-1] for word in words}  # one pass, for the two below
     scripts = _script_positions(words) if not programs.isdisjoint(_SHELLS) else set()
     options = _program_secrets(words) if not programs.isdisjoint(PROGRAM_OPTIONS) else {}
+    if any(word in _SPLIT or word.endswith((":", "=")) or word.lower() in _VERBS
+           for word in words):
+        options = {**_positional_secrets(words), **options}
     redacted = []
     previous: str | None = None
     for i, word in enumerate(words):
@@ -259,15 +281,69 @@ def _redact_words(words: Sequence[str], found: list[str], mark: Mark, depth: int
             redacted.append(_redact_script(word, found, mark, depth + 1))
         elif i in options:
             prefix, value = options[i], word[len(options[i]):]
-            found.append(value)
+            _found(found, value)
             found.extend(cookie.partition("=")[2] for cookie in value.split(";"))
             redacted.append(prefix + mark(value))
         elif _may_hold_secret(word, previous):
-            redacted.append(redact_argument(word, previous, found, mark))
+            clean = redact_argument(word, previous, found, mark)
+            if clean == word and depth < _MAX_NESTING and _blank(word):
+                clean = _redact_script(word, found, mark, depth + 1)  # ssh host 'cmd …'
+            redacted.append(clean)
+        elif depth < _MAX_NESTING and _blank(word):  # a command in a word: watch 'cmd …'
+            redacted.append(_redact_script(word, found, mark, depth + 1))
         else:
             redacted.append(word)
         previous = word
     return redacted
+
+
+def _blank(word: str) -> bool:
+    return " " in word or "\n" in word or "\t" in word
+
+
+# Words that name the word after them a secret, by where they stand:
+# `NAME = V`, `NAME : V` and `NAME: V`, `NAME= V` (split over words); `git config
+# user.password V`, `aws configure set aws_secret_access_key V` (a secret-like setting
+# after a setting verb); and in a secrets command (`gh secret set NAME --body V`,
+# `doppler secrets set NAME V`, `flyctl secrets set NAME=V`) every value it sets.
+_SPLIT = frozenset({"=", ":", "==", ":="})
+_SETTING_VERBS = frozenset({"config", "configure", "set", "config:set", "setx"})
+_SECRET_COMMANDS = frozenset({"secret", "secrets"})
+_VERBS = _SETTING_VERBS | _SECRET_COMMANDS
+_SECRET_COMMAND_OPTIONS = frozenset({"--value", "--body", "-b", "--data", "--secret"})
+_BARE_NAME = re.compile(r"-{0,2}[^\W\d][\w.-]*")
+
+
+def _bare_secret(name: str) -> bool:
+    return bool(_BARE_NAME.fullmatch(name)) and is_secret_name(name)
+
+
+def _positional_secrets(words: Sequence[str]) -> dict[int, str]:
+    """Index → the prefix kept (``""`` or ``NAME=``), for each word that is a secret by
+    where it stands (see :data:`_SPLIT`)."""
+    values: dict[int, str] = {}
+    setting = secret_command = False
+    for i, word in enumerate(words[:-1]):
+        lowered = word.lower()
+        if lowered in _VERBS:
+            setting = setting or lowered in _SETTING_VERBS
+            secret_command = secret_command or lowered in _SECRET_COMMANDS
+            continue
+        after = words[i + 1]
+        if after.startswith("-") and len(after) > 1:
+            continue  # an option, not a value
+        split = (word in _SPLIT and i > 0 and _bare_secret(words[i - 1])) or (
+            len(word) > 1 and word.endswith((":", "=")) and _bare_secret(word.rstrip(":=")))
+        set_here = setting and not word.startswith("-") and (
+            is_secret_name(word) or (secret_command and words[i - 1].lower() in _VERBS))
+        if split or set_here or (secret_command and word in _SECRET_COMMAND_OPTIONS):
+            values[i + 1] = ""
+    if secret_command:
+        for i, word in enumerate(words):
+            name, equals, value = word.partition("=")
+            if equals and value and _BARE_NAME.fullmatch(name) and not name.startswith("-"):
+                values.setdefault(i, name + "=")
+    return values
 
 
 def _program_secrets(words: Sequence[str]) -> dict[int, str]:
@@ -287,7 +363,9 @@ def _program_secrets(words: Sequence[str]) -> dict[int, str]:
         if not options or i in values:
             continue
         for option, form in options.items():
-            if word == option and form != "attached" and i + 1 < len(words):
+            if word == option and form == "rest":  # every word after it
+                values.update(dict.fromkeys(range(i + 1, len(words)), ""))
+            elif word == option and form != "attached" and i + 1 < len(words):
                 if form != "cookies" or "=" in words[i + 1]:
                     values[i + 1] = ""
             elif word.startswith(option) and len(word) > len(option) \
@@ -301,13 +379,13 @@ def _may_hold_secret(word: str, previous: str | None) -> bool:
     quick test first, so that 30,000 plain words cost little."""
     if previous is not None and (previous in _USER_OPTIONS or _takes_secret(previous)):
         return True
-    if ":" in word or word.startswith("-u"):
+    if ":" in word or word.startswith("-u") or "%" in word:
         return True
     if "=" not in word:
         return False
     name, _, value = word.partition("=")
     return (is_secret_name(name) or any(c in value for c in "=&?;#'\"")
-            or any(c in name for c in "&?;#'\"["))
+            or any(c in name for c in "&?;#'\"[ "))
 
 
 def _script_positions(words: Sequence[str]) -> set[int]:
@@ -369,15 +447,19 @@ _ASSIGNED_NAME = re.compile(r"(?<![\w.-])(-{0,2}[^\W\d][\w.-]*)"
 _OPTION_WORD = re.compile(r"(?<![^\s;&|<>()'\"])(?:--?[^\s;&|<>()'\"=]+)"
                           r"(?![^\s;&|<>()'\"])")
 _PROGRAM_WORD = re.compile(r"(?<![^\s;&|<>()'\"/])(?:" +
-                           "|".join(re.escape(p) for p in sorted({*_SHELLS, *PROGRAM_OPTIONS}))
-                           + r")(?![^\s;&|<>()'\"])")
+                           "|".join(re.escape(p) for p in sorted({*_SHELLS, *PROGRAM_OPTIONS,
+                                                                  *_VERBS}))
+                           + r")(?![^\s;&|<>()'\"])", re.IGNORECASE)
+
+
+_ENCODED_EQUALS = re.compile(r"%(?:25)*3[dD]")  # a query inside a value, encoded
 
 
 @lru_cache(maxsize=16)
 def _could_hold_secrets(text: str) -> bool:
     """False when no rule can redact anything in ``text`` (a script, or argv joined by
     newlines): one scan instead of a rule per word, for almost every command."""
-    if ":" in text or _PROGRAM_WORD.search(text):
+    if ":" in text or _PROGRAM_WORD.search(text) or _ENCODED_EQUALS.search(text):
         return True
     if any(is_secret_name(name) for name in set(_ASSIGNED_NAME.findall(text))):
         return True

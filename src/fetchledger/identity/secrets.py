@@ -57,6 +57,7 @@ __all__ = [
     "plain_mark",
     "redact_body",
     "redact_header",
+    "redact_nested",
     "redact_path_params",
     "redact_query",
     "request_secrets",
@@ -166,10 +167,7 @@ def request_secrets(url: str | httpx.URL, headers: Iterable[tuple[str, str | Non
         password = userinfo.partition(":")[2]
         found.extend((userinfo, unquote(userinfo), password, unquote(password)))
         found.append(basic_credentials(userinfo).removeprefix("Basic "))
-    for param, param_value in parse_qsl(url.query.decode("ascii", "replace"),
-                                        keep_blank_values=False):
-        if is_secret_name(param):
-            found.append(param_value)
+    redact_query(url.query.decode("ascii", "replace"), found, plain_mark)
     redact_path_params(url.raw_path.partition(b"?")[0].decode("ascii", "replace"), found,
                        plain_mark)
     for name, value in headers:
@@ -201,13 +199,16 @@ def _header_secrets(name: str, value: str) -> list[str]:
 
 def _body_secrets(body: bytes, content_type: str) -> list[str]:
     data = _json_body(body, content_type)
+    found: list[str] = []
     if data is not None:
-        return [str(v) for k, v in _json_items(data) if is_secret_name(k)
-                and isinstance(v, (str, int))]
-    if _is_form(content_type):
-        text = body.decode("utf-8", "replace")
-        return [v for k, v in parse_qsl(text, keep_blank_values=False) if is_secret_name(k)]
-    return []
+        for k, v in _json_items(data):
+            if is_secret_name(k) and isinstance(v, (str, int)):
+                found.append(str(v))
+            elif isinstance(v, str):
+                redact_nested(v, found, plain_mark)  # a URL or query in a string
+    elif _is_form(content_type):
+        redact_query(body.decode("utf-8", "replace"), found, plain_mark)
+    return found
 
 
 # Values that carry no secret however they are named (`auth=1`, `session=true`, a
@@ -271,6 +272,8 @@ def _json_redacted(data: object) -> object:
                 else _json_redacted(v) for k, v in data.items()}
     if isinstance(data, list):
         return [_json_redacted(item) for item in data]
+    if isinstance(data, str):
+        return redact_nested(data, [], plain_mark)  # a URL or query in a string
     return data
 
 
@@ -286,8 +289,8 @@ def redact_body(body: bytes, content_type: str) -> bytes:
         return json.dumps(_json_redacted(data), sort_keys=True, ensure_ascii=False).encode()
     if _is_form(content_type):
         pairs = parse_qsl(body.decode("utf-8", "replace"), keep_blank_values=True)
-        return urlencode([(k, REDACTED if is_secret_name(k) else v) for k, v in pairs],
-                         quote_via=quote).encode()
+        return urlencode([(k, REDACTED if is_secret_name(k) else redact_nested(v, [], plain_mark))
+                          for k, v in pairs], quote_via=quote).encode()
     return body
 
 
@@ -336,8 +339,9 @@ def shown_database_url(url: str) -> str:
 
 def redact_query(query: str, found: list[str], mark: Mark, separator: str = "&") -> str:
     """A raw query (or form body, fragment, cookie string: pairs split at
-    ``separator``) with each secret parameter's value replaced by its mark, the rest
-    exactly as written; the values removed are appended to ``found``."""
+    ``separator``) with each secret parameter's value replaced by its mark, and the
+    secrets of a URL or query nested in another value (:func:`redact_nested`) too, the
+    rest exactly as written; the values removed are appended to ``found``."""
     parts = []
     for part in query.split(separator):
         name, eq, value = part.partition("=")
@@ -345,9 +349,100 @@ def redact_query(query: str, found: list[str], mark: Mark, separator: str = "&")
             plain = unquote(value.replace("+", " "))
             found.append(plain)
             parts.append(f"{name}={mark(plain)}")
+        elif eq and value:
+            parts.append(f"{name}={redact_nested(value, found, mark)}")
         else:
             parts.append(part)
     return separator.join(parts)
+
+
+# --- values nested in values -----------------------------------------------------------
+#
+# A URL or a query inside a parameter's value (``next=https%3A%2F%2Fh%2Fp%3Ftoken%3DV``,
+# OAuth's ``redirect_uri=``, a JSON string), percent-encoded any number of times or not
+# at all. Its separators are found at every level of encoding — ``?`` is also ``%3F``,
+# ``%253F``, ... — the level being how many times it was encoded (``?`` 0, ``%3F`` 1,
+# ``%253F`` 2). A secret value runs to the next separator of its own level or an outer
+# one: a deeper-encoded ``&`` is part of it. Each pattern starts only at ``?&;#``,
+# ``=``, ``:`` or ``%``, and each scan stops at the next separator: linear.
+
+_NESTED_SEP = re.compile(r"[?&;#]|%(?:25)*(?:3[fFbB]|26|23)")
+_NESTED_EQ = re.compile(r"=|%(?:25)*3[dD]")
+# `://` (in any encoding), then user-info up to `@`, never past a `/ ? #` of any level.
+_NESTED_USERINFO = re.compile(
+    r"(?:://|%(?:25)*3[aA]%(?:25)*2[fF]%(?:25)*2[fF])"
+    r"((?:(?!%(?:25)*(?:2[fF]|3[fF]|23|40))[^/?#@\s])+)(?:@|%(?:25)*40)")
+_NESTED_COLON = re.compile(r":|%(?:25)*3[aA]")
+_MAY_NEST = re.compile(r"[=@]|%(?:25)*(?:3[dD]|40)")
+
+
+def _level(separator: str) -> int:
+    return 0 if len(separator) == 1 else 1 + separator.count("25", 1, len(separator) - 2)
+
+
+def _decoded(raw: str, times: int) -> str:
+    """``raw`` percent-decoded ``times`` times (``+`` as a space the first time)."""
+    text = raw.replace("+", " ") if times else raw
+    for _ in range(times):
+        if "%" not in text:
+            break
+        text = unquote(text)
+    return text
+
+
+def redact_nested(text: str, found: list[str], mark: Mark) -> str:
+    """A parameter's raw value with the secrets of any URL or query inside it replaced by
+    their marks: secret-named pairs (``token%3DV``, ``token%253DV``, ``token=V``) and
+    user-info (``https%3A%2F%2Fuser%3Apw%40host``); the rest exactly as written. The
+    values removed (decoded, and as written when that differs) are appended to
+    ``found``."""
+    if not _MAY_NEST.search(text):
+        return text
+    if "@" in text or "%" in text:
+        text = _NESTED_USERINFO.sub(lambda m: _nested_userinfo(m, found, mark), text)
+    seps = list(_NESTED_SEP.finditer(text))
+    starts = [0, *(m.end() for m in seps)]
+    levels = [-1, *(_level(m.group()) for m in seps)]
+    ends = [*(m.start() for m in seps), len(text)]
+    pieces: list[str] = []
+    last = i = 0
+    while i < len(starts):
+        eq = _NESTED_EQ.search(text, starts[i], ends[i])
+        if eq is None:
+            i += 1
+            continue
+        level = _level(eq.group())
+        j = i + 1
+        while j < len(starts) and levels[j] > level:  # deeper separators: inside the value
+            j += 1
+        raw = text[eq.end():ends[j - 1]]
+        name = _decoded(text[starts[i]:eq.start()], 4)
+        if not raw or _MARK.fullmatch(raw) or not is_secret_name(name):
+            i += 1
+            continue
+        plain = _decoded(raw, level + 1)
+        found.extend((plain, raw) if raw != plain else (plain,))
+        pieces.extend((text[last:eq.end()], mark(plain)))
+        last, i = ends[j - 1], j
+    if not pieces:
+        return text
+    pieces.append(text[last:])
+    return "".join(pieces)
+
+
+def _nested_userinfo(match: re.Match[str], found: list[str], mark: Mark) -> str:
+    raw = match.group(1)
+    if _MARK.fullmatch(raw):
+        return match.group()
+    plain = _decoded(raw, 4)
+    found.append(plain)
+    colon = _NESTED_COLON.search(raw)
+    if colon and colon.end() < len(raw):
+        found.append(_decoded(raw[colon.end():], 4))
+    start, end = match.span(1)
+    whole = match.group()
+    offset = match.start()
+    return whole[:start - offset] + mark(plain) + whole[end - offset:]
 
 
 # `;name=value` inside a path segment (matrix or path parameters: `;jsessionid=...`).
