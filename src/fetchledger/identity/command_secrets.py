@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Sequence
+from collections.abc import Callable, Collection, Sequence
 from functools import lru_cache
 
 from .finder import finder as cached_finder
@@ -45,7 +45,8 @@ from .secrets import (
 )
 from .shellwords import shell_commands
 
-__all__ = ["PROGRAM_OPTIONS", "redact_argument", "redact_argv", "redact_command_text"]
+__all__ = ["PROGRAM_OPTIONS", "Recorder", "Unrendered", "redact_argument", "redact_argv",
+           "redact_argv_each", "redact_command_text", "redact_command_text_each"]
 
 _HEADER = re.compile(r"(-H\s*)?([A-Za-z0-9][A-Za-z0-9_-]*)\s*:\s*(\S.*)", re.DOTALL)
 # Names: a letter or `_` (in any script: `--contraseña`), then letters, digits, `_.-`.
@@ -84,6 +85,7 @@ PROGRAM_OPTIONS: dict[str, dict[str, str]] = {
     **dict.fromkeys(("docker", "podman", "nerdctl", "buildah", "skopeo", "helm", "oras",
                      "crane", "regctl"), _LOGIN),
 }
+_PROGRAMS = frozenset(PROGRAM_OPTIONS)
 _NEEDS_LOGIN = frozenset({"docker", "podman", "nerdctl", "buildah", "skopeo", "helm", "oras",
                           "crane", "regctl"})
 
@@ -258,26 +260,67 @@ def redact_argv(argv: Sequence[str], secrets: list[str] | None = None,
     the script of ``sh -c``/``bash -c`` (and other shells) is redacted word by word
     (:func:`redact_command_text`); a secret found in one argument is also scrubbed
     from all the others."""
-    mark = mark or plain_mark
+    return redact_argv_each(argv, (mark or plain_mark,), secrets)[0]
+
+
+def redact_argv_each(argv: Sequence[str], marks: Sequence[Mark],
+                     secrets: list[str] | None = None) -> list[list[str]]:
+    """:func:`redact_argv` with each of ``marks`` (a display and an identity): the rules
+    run once. The secret values found are appended to ``secrets``."""
+    named = _PROGRAM_NAMES.isdisjoint([word.rsplit("/", 1)[-1] for word in argv[:64]])
+    if named and not _could_hold_secrets("\n".join(argv)):  # (a program named: no scan)
+        return [list(argv) for _ in marks]
+
+    def redact(mark: Mark, found: list[str]) -> list[str]:
+        return _scrub_marked(_redact_words(list(argv), found, mark, depth=0), found, mark)
+
+    return _each(redact, marks, secrets)
+
+
+def _each(redact: Callable[[Mark, list[str]], list[str]], marks: Sequence[Mark],
+          secrets: list[str] | None) -> list[list[str]]:
+    """``redact`` rendered with each mark: run once with a :class:`Recorder`; run per
+    mark only when that fails (more distinct values than slots, a value that does not
+    render)."""
     found = secrets if secrets is not None else []
-    if not _could_hold_secrets("\n".join(argv)):
-        return list(argv)
-    redacted = _redact_words(list(argv), found, mark, depth=0)
-    return _scrub_marked(redacted, found, mark)
+    recorder = Recorder()
+    recorded: list[str] = []
+    try:
+        words = redact(recorder, recorded)
+        each = [recorder.render_words(words, mark) for mark in marks]
+        values: list[str | None] = list(recorded) if "\0" not in "".join(recorded) else [
+            recorder.render(value, plain_mark) for value in recorded]
+    except Unrendered:
+        each, values = [None], [None]
+    rendered = [words for words in each if words is not None]
+    shown = [value for value in values if value is not None]
+    if len(rendered) < len(marks) or len(shown) < len(values):
+        shown = []
+        redact(plain_mark, shown)
+        rendered = [redact(mark, []) for mark in marks]
+    found.extend(shown)
+    return rendered
 
 
 def _redact_words(words: Sequence[str], found: list[str], mark: Mark, depth: int
                   ) -> list[str]:
-    programs = {word.rsplit("/", 1)[-1] for word in words}  # one pass, for the two below
-    scripts = _script_positions(words) if not programs.isdisjoint(_SHELLS) else set()
-    options = _program_secrets(words) if not programs.isdisjoint(PROGRAM_OPTIONS) else {}
-    if any(word in _SPLIT or word.endswith((":", "=")) or word.lower() in _VERBS
-           for word in words):
+    # each distinct word once (a short command: as it is), for the three tests below
+    programs: Collection[str] = set(words) if len(words) > 8 else words
+    if any("/" in word for word in programs):
+        programs = {*programs, *(word.rsplit("/", 1)[-1] for word in programs if "/" in word)}
+    scripts = _script_positions(words) if not _SHELLS.isdisjoint(programs) else set()
+    options = _program_secrets(words) if not _PROGRAMS.isdisjoint(programs) else {}
+    if any(map(_placed, programs)):
         options = {**_positional_secrets(words), **options}
     redacted = []
     previous: str | None = None
     for i, word in enumerate(words):
-        if i in scripts and depth < _MAX_NESTING:
+        simple = _plain_assignment(word, previous) if not (scripts or options) else None
+        if simple is not None:  # most secrets of a long command: --NAME=V, NAME=V
+            name, value = simple
+            found.append(value)
+            redacted.append(f"{name}={mark(value)}")
+        elif i in scripts and depth < _MAX_NESTING:
             redacted.append(_redact_script(word, found, mark, depth + 1))
         elif i in options:
             prefix, value = options[i], word[len(options[i]):]
@@ -297,6 +340,30 @@ def _redact_words(words: Sequence[str], found: list[str], mark: Mark, depth: int
     return redacted
 
 
+# `--NAME=V` or `NAME=V` with a value no other rule looks into: what the rules give it
+# without running them (a test runs them all to check).
+_PLAIN_ASSIGNMENT = re.compile(r"(-{0,2}[^\W\d][\w.-]*)=([^\s=&?;#'\"`:%@\\$(){}<>|]+)")
+
+
+def _plain_assignment(word: str, previous: str | None) -> tuple[str, str] | None:
+    """``(NAME, V)`` for a word ``NAME=V`` whose only rule is the assignment rule, NAME
+    secret-like; else None (the rules decide)."""
+    if "=" not in word or (word.startswith("-u") and not word.startswith("--")):
+        return None
+    match = _PLAIN_ASSIGNMENT.fullmatch(word)
+    if match is None or not is_secret_name(match.group(1)):
+        return None
+    if previous is not None and (previous in _USER_OPTIONS or _takes_secret(previous)):
+        return None
+    return match.group(1), match.group(2)
+
+
+@lru_cache(maxsize=4096)
+def _placed(word: str) -> bool:
+    """Whether ``word`` can make the next one a secret by where it stands."""
+    return word in _SPLIT or word[-1:] in (":", "=") or word in _VERB_SPELLINGS
+
+
 def _blank(word: str) -> bool:
     return " " in word or "\n" in word or "\t" in word
 
@@ -310,6 +377,8 @@ _SPLIT = frozenset({"=", ":", "==", ":="})
 _SETTING_VERBS = frozenset({"config", "configure", "set", "config:set", "setx"})
 _SECRET_COMMANDS = frozenset({"secret", "secrets"})
 _VERBS = _SETTING_VERBS | _SECRET_COMMANDS
+_VERB_SPELLINGS = frozenset(spelled for verb in _VERBS  # redis-cli CONFIG SET, Set
+                            for spelled in (verb, verb.upper(), verb.title()))
 _SECRET_COMMAND_OPTIONS = frozenset({"--value", "--body", "-b", "--data", "--secret"})
 _BARE_NAME = re.compile(r"-{0,2}[^\W\d][\w.-]*")
 
@@ -325,7 +394,7 @@ def _positional_secrets(words: Sequence[str]) -> dict[int, str]:
     setting = secret_command = False
     for i, word in enumerate(words[:-1]):
         lowered = word.lower()
-        if lowered in _VERBS:
+        if word in _VERB_SPELLINGS:
             setting = setting or lowered in _SETTING_VERBS
             secret_command = secret_command or lowered in _SECRET_COMMANDS
             continue
@@ -335,7 +404,7 @@ def _positional_secrets(words: Sequence[str]) -> dict[int, str]:
         split = (word in _SPLIT and i > 0 and _bare_secret(words[i - 1])) or (
             len(word) > 1 and word.endswith((":", "=")) and _bare_secret(word.rstrip(":=")))
         set_here = setting and not word.startswith("-") and (
-            is_secret_name(word) or (secret_command and words[i - 1].lower() in _VERBS))
+            is_secret_name(word) or (secret_command and words[i - 1] in _VERB_SPELLINGS))
         if split or set_here or (secret_command and word in _SECRET_COMMAND_OPTIONS):
             values[i + 1] = ""
     if secret_command:
@@ -421,10 +490,106 @@ def _scrub_marked(words: list[str], found: list[str], mark: Mark) -> list[str]:
     if not forms:
         return words
     finder = cached_finder(tuple(forms))
-    joined = "\0".join(words)  # one pass over every word (argv holds no NUL)
-    if joined.count("\0") != len(words) - 1:
+    # one pass over every word: argv holds no NUL, and no mark holds this separator
+    joined = _WORD_BREAK.join(words)
+    if joined.count(_WORD_BREAK) != len(words) - 1:
         return [finder.sub(w, lambda value: mark(forms[value])) for w in words]
-    return finder.sub(joined, lambda value: mark(forms[value])).split("\0")
+    return finder.sub(joined, lambda value: mark(forms[value])).split(_WORD_BREAK)
+
+
+# --- one pass of the rules for every mark ----------------------------------------------
+#
+# A command's display (REDACTED), identity (keyed marks) and secrets are one redaction
+# rendered with two marks. The rules run once with a Recorder as the mark: each value
+# becomes a slot that no rule can take for a secret (NUL, a control character and a
+# private-use character, NUL: a secret holds no NUL, and none is so short and bare),
+# and each word a script has to quote is wrapped, since its quoting depends on the mark.
+
+_WORD_BREAK = "\0\x06\0"
+_OPEN, _CLOSE = "\0\x01\0", "\0\x02\0"  # a word to shell-quote once its marks are in
+_SLOT = re.compile("\0\x03([\U000f0000-\U0010ffff])\0")
+_SLOTS = 0x10FFFF - 0xF0000
+# What shlex.quote quotes, outside slots: a private-use character or \x03 not in a slot
+# counts too (the input may hold them; a slot is NUL, \x03, one of them, NUL).
+_UNSAFE_OUTSIDE_SLOTS = re.compile("[^\\w@%+=:,./\\-\0\x03\U000f0000-\U0010ffff]"
+                                   "|(?<!\0)\x03|(?<!\x03)[\U000f0000-\U0010ffff]"
+                                   "|(?<![\U000f0000-\U0010ffff])\0(?!\x03)",
+                                   re.ASCII).search
+_QUOTE_WRAPPED = re.compile("\0\x01\0([^\0]*)\0\x02\0")
+
+
+class Unrendered(Exception):
+    """A recorded value that did not render: the caller runs the rules again."""
+
+
+class Recorder:
+    """A mark that records the values it is given (see above); :meth:`render` then puts
+    any mark in their places."""
+
+    def __init__(self) -> None:
+        self.values: list[str] = []
+        self._slots: dict[str, str] = {}
+
+    def __call__(self, value: str) -> str:
+        slot = self._slots.get(value)
+        if slot is None:  # NUL, a private-use character that numbers the value, NUL
+            if len(self.values) >= _SLOTS:
+                raise Unrendered  # more distinct values than slots: the rules run per mark
+            slot = self._slots[value] = f"\0\x03{chr(0xF0000 + len(self.values))}\0"
+            self.values.append(value)
+        return slot
+
+    @staticmethod
+    def quote(word: str) -> str:
+        """``word`` shell-quoted as :func:`shlex.quote` will quote it once its marks are
+        in: now, when the rest of it needs quotes anyway (a mark holds no quote);
+        else wrapped, to be quoted (or not) by :meth:`render`."""
+        if _OPEN not in word and _UNSAFE_OUTSIDE_SLOTS(word):
+            return "'" + word.replace("'", "'\"'\"'") + "'"
+        return _OPEN + word + _CLOSE
+
+    def render(self, text: str, mark: Mark) -> str | None:
+        """``text`` with each slot as ``mark`` of its value (a value holding slots is
+        rendered first) and each wrapped word shell-quoted; None if anything is left
+        that is not what a rule wrote (the caller then runs the rules with ``mark``)."""
+        if "\0" not in text:
+            return text
+        if mark is plain_mark:
+            text = _SLOT.sub(REDACTED, text)
+        else:  # split at the slots: text, slot, text, ...; one mark per distinct value
+            parts = _SLOT.split(text)
+            slots = parts[1::2]
+            marks: dict[str, str] = {}
+            for slot in set(slots):
+                value = self.values[ord(slot) - 0xF0000]
+                inner = self.render(value, mark) if "\0" in value else value
+                if inner is None:
+                    return None
+                marks[slot] = mark(inner)
+            parts[1::2] = map(marks.__getitem__, slots)
+            text = "".join(parts)
+        quoted: dict[str, str] = {}
+
+        def quote(match: re.Match[str]) -> str:
+            word = match.group(1)
+            done = quoted.get(word)
+            if done is None:
+                done = quoted[word] = shlex.quote(word)
+            return done
+
+        for _ in range(_MAX_NESTING + 2):  # innermost first: a script inside a script
+            if _OPEN not in text:
+                break
+            text = _QUOTE_WRAPPED.sub(quote, text)
+        return None if "\0" in text.replace(_WORD_BREAK, "") else text
+
+    def render_words(self, words: Sequence[str], mark: Mark) -> list[str] | None:
+        joined = self.render(_WORD_BREAK.join(words), mark)
+        return None if joined is None else joined.split(_WORD_BREAK)
+
+
+def _quote(mark: Mark) -> Callable[[str], str]:
+    return mark.quote if isinstance(mark, Recorder) else shlex.quote
 
 
 def redact_command_text(text: str, secrets: list[str] | None = None,
@@ -432,9 +597,17 @@ def redact_command_text(text: str, secrets: list[str] | None = None,
     """A shell command line (or a label) with its secrets redacted word by word, its
     form kept: words that hold no secret stay exactly as written, operators
     (``;``, ``|``, ``&&``) and comments too."""
-    mark = mark or plain_mark
-    found = secrets if secrets is not None else []
-    return _redact_script(text, found, mark, depth=0)
+    return redact_command_text_each(text, (mark or plain_mark,), secrets)[0]
+
+
+def redact_command_text_each(text: str, marks: Sequence[Mark],
+                             secrets: list[str] | None = None) -> list[str]:
+    """:func:`redact_command_text` with each of ``marks``: the rules run once."""
+    if not _could_hold_secrets(text):
+        return [text for _ in marks]
+    each = _each(lambda mark, found: [_redact_script(text, found, mark, depth=0)], marks,
+                 secrets)
+    return [words[0] for words in each]
 
 
 # What any rule needs to see before it can redact a word: a `:` (a header, a URL,
@@ -446,10 +619,10 @@ _ASSIGNED_NAME = re.compile(r"(?<![\w.-])(-{0,2}[^\W\d][\w.-]*)"
                             r"""["'\]]*\s*=""")
 _OPTION_WORD = re.compile(r"(?<![^\s;&|<>()'\"])(?:--?[^\s;&|<>()'\"=]+)"
                           r"(?![^\s;&|<>()'\"])")
-_PROGRAM_WORD = re.compile(r"(?<![^\s;&|<>()'\"/])(?:" +
-                           "|".join(re.escape(p) for p in sorted({*_SHELLS, *PROGRAM_OPTIONS,
-                                                                  *_VERBS}))
-                           + r")(?![^\s;&|<>()'\"])", re.IGNORECASE)
+# The words of a text as the gate sees them (between blanks, operators, quotes and `/`,
+# so a program's path counts as its name): one C-level scan, then a set test.
+_GATE_WORD = re.compile(r"[^\s;&|<>()'\"/]+")
+_PROGRAM_NAMES = frozenset({*_SHELLS, *PROGRAM_OPTIONS, *_VERB_SPELLINGS})
 
 
 _ENCODED_EQUALS = re.compile(r"%(?:25)*3[dD]")  # a query inside a value, encoded
@@ -459,12 +632,14 @@ _ENCODED_EQUALS = re.compile(r"%(?:25)*3[dD]")  # a query inside a value, encode
 def _could_hold_secrets(text: str) -> bool:
     """False when no rule can redact anything in ``text`` (a script, or argv joined by
     newlines): one scan instead of a rule per word, for almost every command."""
-    if ":" in text or _PROGRAM_WORD.search(text) or _ENCODED_EQUALS.search(text):
+    if ":" in text or _ENCODED_EQUALS.search(text):
         return True
     if any(is_secret_name(name) for name in set(_ASSIGNED_NAME.findall(text))):
         return True
-    return any(option in _USER_OPTIONS or option.startswith("-u") or _takes_secret(option)
-               for option in set(_OPTION_WORD.findall(text)))
+    if any(option in _USER_OPTIONS or option.startswith("-u") or _takes_secret(option)
+           for option in set(_OPTION_WORD.findall(text))):
+        return True
+    return not _PROGRAM_NAMES.isdisjoint(_GATE_WORD.findall(text))
 
 
 def _redact_script(text: str, found: list[str], mark: Mark, depth: int) -> str:
@@ -475,16 +650,16 @@ def _redact_script(text: str, found: list[str], mark: Mark, depth: int) -> str:
     redacted = [_redact_words([value for _, _, value in command], found, mark, depth)
                 for command in commands]
     if len(found) > start:  # a secret found anywhere, wherever it stands as (part of) a word
-        forms = spelled_forms(found[start:])
-        finder = cached_finder(tuple(forms))
-        redacted = [[finder.sub(word, lambda value: mark(forms[value])) for word in words]
-                    for words in redacted]
+        flat = [word for words in redacted for word in words]
+        scrubbed = iter(_scrub_marked(flat, found[start:], mark))
+        redacted = [[next(scrubbed) for _ in words] for words in redacted]
     pieces: list[str] = []
     last = 0
+    quote = _quote(mark)
     for command, words in zip(commands, redacted, strict=True):
         for (begin, end, value), clean in zip(command, words, strict=True):
             if clean != value:
-                pieces.extend((text[last:begin], shlex.quote(clean)))
+                pieces.extend((text[last:begin], quote(clean)))
                 last = end
     pieces.append(text[last:])
     rebuilt = "".join(pieces)

@@ -30,7 +30,6 @@ from __future__ import annotations
 import base64
 import bisect
 import hashlib
-import hmac
 import json
 import re
 from collections.abc import Callable, Iterable, Sequence
@@ -124,18 +123,28 @@ def param_name(escaped: str) -> str:
 _MARK = re.compile(rf"{REDACTED}(?:~[0-9a-f]{{32}})?")
 
 
+@lru_cache(maxsize=8)
 def keyed_mark(key: bytes) -> Mark:
     """The mark a redacted value leaves in an identity: ``REDACTED~`` and 32 hex digits
     of its HMAC-SHA256 under ``key`` (the ledger's own random key). Two values give two
     marks; the mark reveals nothing of the value without the key. A value that already
     is a mark stays as it is, so an identity marked again is unchanged (and a locator
     written before keyed marks, holding ``REDACTED``, keeps it)."""
-    @lru_cache(maxsize=1024)  # a value repeated in a long command is hashed once
+    # HMAC (RFC 2104) from its two padded keys hashed once: thousands of values in one
+    # command line cost a copy and an update each, not a new HMAC object.
+    block = (hashlib.sha256(key).digest() if len(key) > 64 else key).ljust(64, b"\0")
+    inner = hashlib.sha256(bytes(byte ^ 0x36 for byte in block))
+    outer = hashlib.sha256(bytes(byte ^ 0x5C for byte in block))
+
+    @lru_cache(maxsize=4096)  # a value repeated in a long command is hashed once
     def mark(value: str) -> str:
-        if _MARK.fullmatch(value):
+        if value.startswith(REDACTED) and _MARK.fullmatch(value):
             return value
-        digest = hmac.new(key, value.encode("utf-8", "surrogatepass"), hashlib.sha256)
-        return f"{REDACTED}~{digest.hexdigest()[:32]}"
+        first = inner.copy()
+        first.update(value.encode("utf-8", "surrogatepass"))
+        second = outer.copy()
+        second.update(first.digest())
+        return f"{REDACTED}~{second.hexdigest()[:32]}"
 
     return mark
 
@@ -218,6 +227,8 @@ _TRIVIAL = frozenset({"true", "false", "yes", "no", "on", "off", "null", "none",
 
 
 def _trivial(value: str) -> bool:
+    if len(value) > 8:  # the longest trivial value is REDACTED
+        return False
     return (value.lower() in _TRIVIAL or (value.isdigit() and len(value) <= 2)
             or (len(value) < 4 and not any(c.isalnum() for c in value)))
 
@@ -226,11 +237,8 @@ def secret_forms(values: Iterable[str]) -> list[str]:
     """The values (stripped, trivial ones left out) and the other spellings a request
     or a page may give them — percent-encoded, form-encoded, JSON-escaped — longest
     first."""
-    forms: set[str] = set()
-    for value in {v.strip() for v in values}:
-        if value and not _trivial(value):
-            forms.update(_spellings(value))
-    return sorted(forms, key=lambda s: (-len(s), s))
+    # two sorts with C-level keys: by spelling, then (stable) by length, longest first
+    return sorted(sorted(spelled_forms(values)), key=len, reverse=True)
 
 
 _SPELLED_ALIKE = re.compile(r"[A-Za-z0-9_.~-]*")  # no encoding changes these
@@ -238,7 +246,7 @@ _SPELLED_ALIKE = re.compile(r"[A-Za-z0-9_.~-]*")  # no encoding changes these
 
 @lru_cache(maxsize=4096)
 def _spellings(value: str) -> tuple[str, ...]:
-    if _SPELLED_ALIKE.fullmatch(value):
+    if (value.isascii() and value.isalnum()) or _SPELLED_ALIKE.fullmatch(value):
         return (value,)
     escaped = quote(value, safe="")
     lower_hex = re.sub(r"%[0-9A-F]{2}", lambda m: m.group().lower(), escaped)
@@ -502,10 +510,20 @@ def _header_url(url: str) -> str:
 # --- scrubbing what was fetched or printed ---------------------------------------------
 
 def spelled_forms(values: Iterable[str]) -> dict[str, str]:
-    """Each spelling of each value (plain, percent-encoded...) → the value it spells."""
+    """Each spelling of each value (plain, percent-encoded...) → the value it spells.
+    (The same values are asked for more than once while one command is identified: the
+    last few answers are kept; callers never change them.)"""
+    return _spelled_forms(tuple(values))
+
+
+@lru_cache(maxsize=4)
+def _spelled_forms(values: tuple[str, ...]) -> dict[str, str]:
     forms: dict[str, str] = {}
     for value in sorted({v.strip() for v in values}):
-        if value and not _trivial(value):
+        if value.isascii() and value.isalnum():  # most values: spelled one way
+            if (len(value) > 2 or not value.isdigit()) and value.lower() not in _TRIVIAL:
+                forms.setdefault(value, value)
+        elif value and not _trivial(value):
             for form in _spellings(value):
                 forms.setdefault(form, value)
     return forms
