@@ -213,3 +213,77 @@ def test_json_bodies_keep_their_other_strings() -> None:
     body = json.dumps({"next": "https://h2/p?page=2&token=" + V, "q": "bees"}).encode()
     redacted = json.loads(redact_body(body, "application/json"))
     assert redacted == {"next": "https://h2/p?page=2&token=REDACTED", "q": "bees"}
+
+
+# --- the third pass's own adversarial variants -------------------------------------------
+
+ADVERSARIAL = [
+    ["curl", "-x", "u:{v}@proxy.example:8080", "https://h.example/"],  # proxy, no scheme
+    ["env", "http_proxy=u:{v}@proxy.example:3128", "curl", "https://h.example/"],
+    ["redis-cli", "-u", "redis://:{v}@cache.example:6379"],
+    ["curl", "-u", "{v}:", "https://api.stripe.example/v1/charges"],  # a key as the user
+    ["curl", "-u{v}:", "https://api.stripe.example/v1/charges"],
+    ["openssl", "enc", "-aes256", "-pass", "pass:{v}"],
+    ["curl", "-E", "client.pem:{v}", "https://h.example/"],
+    ["curl", "--cert", "client.pem:{v}", "https://h.example/"],
+    ["tool", "auth[token]={v}"],
+    ["tool", "--api-key[]={v}"],
+    ["tool", "data[password]={v}"],
+    ["az", "login", "-u", "me", "-p", "{v}"],
+    ["heroku", "config:set", "FOO={v}"],
+    ["vault", "login", "{v}"],
+    ["curl", "-U", "proxyuser:{v}", "https://h.example/"],
+]
+
+
+@pytest.mark.parametrize("argv", ADVERSARIAL, ids=lambda argv: " ".join(argv)[:50])
+def test_adversarial_command_lines_are_redacted(argv: list[str]) -> None:
+    words = [word.format(v=V) for word in argv]
+    where = command_locator(words, key=KEY)
+    assert V not in where.display and V not in where.locator, where.display
+    assert V in where.secrets
+
+
+@pytest.mark.parametrize(("argv", "shown"), [
+    (["docker", "run", "nginx:1.25@sha256:abcdef", "x"],
+     ["docker", "run", "nginx:1.25@sha256:abcdef", "x"]),
+    (["npm", "login", "--auth-type=legacy"], ["npm", "login", "--auth-type=legacy"]),
+    (["vault", "login", "-method=userpass", "username=me"],
+     ["vault", "login", "-method=userpass", "username=me"]),
+    (["curl", "-E", "client.pem", "https://h.example/"],
+     ["curl", "-E", "client.pem", "https://h.example/"]),
+    (["curl", "-u", "bob", "https://h.example/"], ["curl", "-u", "bob", "https://h.example/"]),
+    (["scp", "me@host.example:notes.txt", "."], ["scp", "me@host.example:notes.txt", "."]),
+])
+def test_adversarial_look_alikes_stay_as_written(argv: list[str], shown: list[str]) -> None:
+    assert redact_argv(argv) == shown
+
+
+@pytest.mark.parametrize(("name", "value"), [
+    ("Location", "https://h.example/cb#access_token={v}"),
+    ("Location", "/cb?x=1#access_token={v}"),
+    ("Content-Location", "/a#id_token={v}"),
+    ("Refresh", "0; url=/cb?token={v}"),
+    ("Link", "</p?token={v}>; rel=next"),
+    ("X-Redirect", "/p?api_key={v}"),
+    ("Referer", "https://h.example/?next=%2Fp%3Ftoken%3D{v}"),
+])
+def test_secrets_in_header_urls_are_redacted_and_collected(name: str, value: str) -> None:
+    shown = redact_header(name, value.format(v=V))
+    assert V not in shown and REDACTED in shown
+    assert V in request_secrets("https://h.example/", [(name, value.format(v=V))])
+
+
+def test_basic_credentials_are_scrubbed_without_padding_and_url_safe() -> None:
+    import base64
+
+    from fetchledger.identity.secrets import scrub
+
+    pair = f"bob:{V}??>".encode()
+    secrets = request_secrets(f"https://bob:{V}%3F%3F%3E@h.example/")
+    for form in (base64.b64encode(pair).decode(), base64.b64encode(pair).decode().rstrip("="),
+                 base64.urlsafe_b64encode(pair).decode().rstrip("=")):
+        assert form not in scrub(f"echoed {form} here", secrets)
+    header = [("Authorization", "Basic " + base64.b64encode(b"carol:pw12").decode())]
+    assert "Y2Fyb2w6cHcxMg" not in scrub("seen Y2Fyb2w6cHcxMg here",
+                                         request_secrets("https://h.example/", header))

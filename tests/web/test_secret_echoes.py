@@ -140,3 +140,26 @@ def test_a_nested_secret_in_a_posted_body_is_scrubbed_from_the_echo(
     stored = _stored(ledger_path)
     assert b"b0dyS3cret" not in stored and b"f0rmS3cret" not in stored
     assert b"bees" in stored
+
+
+def test_secrets_a_response_header_hands_out_are_stored_nowhere(
+        web: LoopbackServer, led: Ledger, ledger_path: Path, tmp_path: Path) -> None:
+    """Issue 13, third pass: relative URLs, fragments and refresh targets in the headers
+    of a response (a HEAD request stores them as its text; every exchange keeps them)."""
+    from fetchledger.cite.export import export
+
+    head = led.http_request("HEAD", web.url("/header-secrets"))
+    led.fetch(web.url("/header-secrets"))
+    out = tmp_path / "ledger.warc"
+    export(led, "warc", out)
+    stored = _stored(ledger_path) + out.read_bytes()
+    for value in (b"h3ad3rS3cret", b"r3fr3shS3cret", b"fr4gm3ntS3cret"):
+        assert value not in stored, value
+    assert "rel=next" in led.text(head.source.id)
+
+
+def test_a_secret_in_a_referer_is_scrubbed_when_echoed(
+        web: LoopbackServer, led: Ledger, ledger_path: Path) -> None:
+    led.http_request("GET", web.url("/echo?q=bees"), headers={
+        "Referer": "https://app.example/cb?code=1&access_token=r3f3r3rS3cret"})
+    assert b"r3f3r3rS3cret" not in _stored(ledger_path)

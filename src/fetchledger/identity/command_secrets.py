@@ -50,12 +50,12 @@ __all__ = ["PROGRAM_OPTIONS", "Recorder", "Unrendered", "redact_argument", "reda
 
 _HEADER = re.compile(r"(-H\s*)?([A-Za-z0-9][A-Za-z0-9_-]*)\s*:\s*(\S.*)", re.DOTALL)
 # Names: a letter or `_` (in any script: `--contraseña`), then letters, digits, `_.-`.
-_ASSIGNMENT = re.compile(r"-{0,2}[^\W\d][\w.-]*")
+_ASSIGNMENT = re.compile(r"-{0,2}[^\W\d][\w.\[\]-]*")  # also auth[token], --key[]
 _COLON_OPTION = re.compile(r"(?:-{1,2}|/)[^\W\d][\w.-]*")
 # A URL inside an argument. The look-behind makes every match start where a run of
 # scheme characters starts, so the search stays linear on long arguments.
 _URL = re.compile(r"(?<![a-zA-Z0-9+.-])[a-zA-Z][a-zA-Z0-9+.-]*://[^\s'\"]+")
-_USER_OPTIONS = frozenset({"-u", "--user", "--proxy-user"})
+_USER_OPTIONS = frozenset({"-u", "--user", "--proxy-user", "-U"})
 _SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "yash", "posh"})
 _MAX_NESTING = 4  # sh -c "bash -c '...'" levels redacted word by word
 _MAX_INNER = 3  # --opt=name=value levels
@@ -81,7 +81,11 @@ PROGRAM_OPTIONS: dict[str, dict[str, str]] = {
     "bcp": {"-P": "both"},
     "openssl": {"-passin": "separate", "-passout": "separate", "-pass": "separate",
                 "-k": "separate"},
-    "curl": {"-b": "cookies"},  # a cookie string (a=1; b=2); without `=` a file name
+    # -b: a cookie string (a=1; b=2), without `=` a file name; -E/--cert FILE:PASSWORD
+    "curl": {"-b": "cookies", "-E": "after-colon", "--cert": "after-colon",
+             "--proxy-cert": "after-colon"},
+    "az": {"-p": "separate"},  # az login -u NAME -p PASSWORD
+    "vault": {"login": "positional"},  # vault login TOKEN
     **dict.fromkeys(("docker", "podman", "nerdctl", "buildah", "skopeo", "helm", "oras",
                      "crane", "regctl"), _LOGIN),
 }
@@ -148,7 +152,14 @@ def _found(found: list[str], value: str) -> None:
 
 
 def _user_password(value: str, prefix: str, found: list[str], mark: Mark) -> str:
+    """``USER:PASSWORD`` with the password marked; ``TOKEN:`` (an API key given as the
+    user, as Stripe's curl examples do) with the user marked; a URL as a URL."""
+    if "://" in value:
+        return prefix + _URL.sub(lambda m: _redact_url(m.group(0), found, mark), value)
     user, colon, password = value.partition(":")
+    if colon and user and not password:
+        found.append(user)
+        return f"{prefix}{mark(user)}:"
     if not colon or not password:
         return prefix + value
     found.append(password)
@@ -194,16 +205,27 @@ def _redact_inner(argument: str, found: list[str], mark: Mark, depth: int) -> st
 _PAIR_AFTER = re.compile(r"&[^&=\s]+=")  # a value holding more pairs: a form body
 # NAME, then `=`, `:`, `==` or `:=` (httpie's query and raw JSON fields), blanks around
 # them allowed, then the value: the whole word (`API_KEY = V`, `password : V`).
-_KEYED_WORD = re.compile(r"(-{0,2}[^\W\d][\w.-]*)(\s*(?:==|:=|=|:)\s*)(\S(?:.*\S)?)\s*",
+_KEYED_WORD = re.compile(r"(-{0,2}[^\W\d][\w.\[\]-]*)(\s*(?:==|:=|=|:)\s*)(\S(?:.*\S)?)\s*",
                          re.DOTALL)
 _PAIRS = re.compile(r"(?<=[?&;#])[^?&;#=\s]+=[^?&;#\s]*")  # name=value after ? & ; #
 
 
+# User-info without a scheme (`curl -x user:pw@proxy:8080`, `http_proxy=u:pw@host`): a
+# word of USER:PASSWORD@HOST, not an image digest (`img:tag@sha256:...`).
+_BARE_USERINFO = re.compile(r"([^\s/@:=]+):([^\s/@]+)@(?!sha\d+:)([\w.-]+(?::\d+)?)(?=$|/)")
+
+
 def _redact_embedded(argument: str, found: list[str], mark: Mark) -> str:
-    """Secrets standing somewhere inside a word: quoted keyed values, URLs, and pairs
-    after ``?``, ``&``, ``;`` or ``#`` (a query or form without a scheme)."""
+    """Secrets standing somewhere inside a word: quoted keyed values, URLs, user-info
+    without a scheme, and pairs after ``?``, ``&``, ``;`` or ``#`` (a query or form
+    without a scheme)."""
     if "'" in argument or '"' in argument:
         argument = _redact_quoted_values(argument, found, mark)
+    if "@" in argument and "://" not in argument:
+        bare = _BARE_USERINFO.fullmatch(argument)
+        if bare:
+            found.append(bare.group(2))
+            return f"{bare.group(1)}:{mark(bare.group(2))}@{bare.group(3)}"
     if "://" in argument:
         argument = _URL.sub(lambda m: _redact_url(m.group(0), found, mark), argument)
     elif "=" in argument and any(c in argument for c in "?&;#"):
@@ -325,6 +347,8 @@ def _redact_words(words: Sequence[str], found: list[str], mark: Mark, depth: int
         elif i in options:
             prefix, value = options[i], word[len(options[i]):]
             _found(found, value)
+            if value.startswith("pass:"):  # openssl -pass pass:PASSWORD
+                found.append(value[5:])
             found.extend(cookie.partition("=")[2] for cookie in value.split(";"))
             redacted.append(prefix + mark(value))
         elif _may_hold_secret(word, previous):
@@ -375,7 +399,7 @@ def _blank(word: str) -> bool:
 # `doppler secrets set NAME V`, `flyctl secrets set NAME=V`) every value it sets.
 _SPLIT = frozenset({"=", ":", "==", ":="})
 _SETTING_VERBS = frozenset({"config", "configure", "set", "config:set", "setx"})
-_SECRET_COMMANDS = frozenset({"secret", "secrets"})
+_SECRET_COMMANDS = frozenset({"secret", "secrets", "config:set"})  # heroku, dokku config:set
 _VERBS = _SETTING_VERBS | _SECRET_COMMANDS
 _VERB_SPELLINGS = frozenset(spelled for verb in _VERBS  # redis-cli CONFIG SET, Set
                             for spelled in (verb, verb.upper(), verb.title()))
@@ -434,11 +458,18 @@ def _program_secrets(words: Sequence[str]) -> dict[int, str]:
         for option, form in options.items():
             if word == option and form == "rest":  # every word after it
                 values.update(dict.fromkeys(range(i + 1, len(words)), ""))
+            elif word == option and form == "after-colon" and i + 1 < len(words):
+                head, colon, tail = words[i + 1].partition(":")
+                if colon and tail and not head.endswith(("\\", "/")) and len(head) != 1:
+                    values[i + 1] = head + ":"  # (not a Windows drive letter)
+            elif word == option and form == "positional" and i + 1 < len(words):
+                if not words[i + 1].startswith("-"):
+                    values[i + 1] = ""
             elif word == option and form != "attached" and i + 1 < len(words):
                 if form != "cookies" or "=" in words[i + 1]:
                     values[i + 1] = ""
             elif word.startswith(option) and len(word) > len(option) \
-                    and form not in ("separate", "cookies") and word[len(option)] != "-":
+                    and form in ("both", "attached") and word[len(option)] != "-":
                 values[i] = option
     return values
 
@@ -616,7 +647,7 @@ def redact_command_text_each(text: str, marks: Sequence[Mark],
 # `-uUSER:PW`), a program with secret options of its own, or a shell that runs a
 # script. Each pattern starts only where a run of its characters starts: linear.
 _ASSIGNED_NAME = re.compile(r"(?<![\w.-])(-{0,2}[^\W\d][\w.-]*)"
-                            r"""["'\]]*\s*=""")
+                            r"""["'\[\]]*\s*=""")
 _OPTION_WORD = re.compile(r"(?<![^\s;&|<>()'\"])(?:--?[^\s;&|<>()'\"=]+)"
                           r"(?![^\s;&|<>()'\"])")
 # The words of a text as the gate sees them (between blanks, operators, quotes and `/`,

@@ -98,7 +98,10 @@ _SECRET_ENDINGS = ("pass", "otp", "pw", "sid", "sess", "cred", "creds")
 _NOT_SECRET = re.compile(
     "keyword|keyboard|keynote|monkey|donkey|hockey|jockey|turkey|whiskey"
     "|author(?!i[sz])|design|signal|assign|signup|signin|sigma|sight|tokeniz|secretar"
-    "|bypass|compass")
+    "|bypass|compass"
+    # settings that name how to authenticate, not with what: --auth-type=legacy,
+    # token_endpoint=https://..., auth_url=...
+    "|(?:auth|token)(?:type|method|mode|scheme|url|uri|endpoint|provider)")
 _NOT_NAME = re.compile(r"[\W_]+")  # what is not a letter or digit, in any script
 
 
@@ -175,13 +178,15 @@ def request_secrets(url: str | httpx.URL, headers: Iterable[tuple[str, str | Non
         userinfo = url.userinfo.decode("ascii", "replace")
         password = userinfo.partition(":")[2]
         found.extend((userinfo, unquote(userinfo), password, unquote(password)))
-        found.append(basic_credentials(userinfo).removeprefix("Basic "))
+        found.extend(_base64_forms(basic_credentials(userinfo).removeprefix("Basic ")))
     redact_query(url.query.decode("ascii", "replace"), found, plain_mark)
     redact_path_params(url.raw_path.partition(b"?")[0].decode("ascii", "replace"), found,
                        plain_mark)
     for name, value in headers:
         if value and is_secret_name(name):
             found.extend(_header_secrets(name, value))
+        elif value:  # a URL or query in another header (Referer: https://h/?token=V)
+            redact_header(name, value, found)
     if body:
         found.extend(_body_secrets(body, content_type))
     return secret_forms(found)
@@ -192,7 +197,7 @@ def _header_secrets(name: str, value: str) -> list[str]:
     scheme, _, credentials = value.strip().partition(" ")
     credentials = credentials.strip()
     if credentials and scheme.lower() in ("basic", "bearer", "token", "digest"):
-        found.append(credentials)
+        found.extend(_base64_forms(credentials) if scheme.lower() == "basic" else [credentials])
         if scheme.lower() == "basic":
             try:
                 pair = base64.b64decode(credentials, validate=True).decode("utf-8")
@@ -374,7 +379,8 @@ def redact_query(query: str, found: list[str], mark: Mark, separator: str = "&")
 # one: a deeper-encoded ``&`` is part of it. Each pattern starts only at ``?&;#``,
 # ``=``, ``:`` or ``%``, and each scan stops at the next separator: linear.
 
-_NESTED_SEP = re.compile(r"[?&;#]|%(?:25)*(?:3[fFbB]|26|23)")
+# (blanks, quotes and angle brackets end a value too: a URL inside a header or text)
+_NESTED_SEP = re.compile(r"[?&;#\s<>\"']|%(?:25)*(?:3[fFbB]|26|23)")
 _NESTED_EQ = re.compile(r"=|%(?:25)*3[dD]")
 # `://` (in any encoding), then user-info up to `@`, never past a `/ ? #` of any level.
 _NESTED_USERINFO = re.compile(
@@ -478,33 +484,46 @@ def redact_path_params(path: str, found: list[str], mark: Mark) -> str:
 _HEADER_URL = re.compile(r"(?<![a-zA-Z0-9+.-])[a-zA-Z][a-zA-Z0-9+.-]*://[^\s'\"<>]+")
 
 
-def redact_header(name: str, value: str) -> str:
+def redact_header(name: str, value: str, found: list[str] | None = None) -> str:
     """A header as stored (WARC): REDACTED under a secret name (``Cookie``,
-    ``Set-Cookie``, ``Authorization``, API keys), else its URLs' secrets redacted."""
+    ``Set-Cookie``, ``Authorization``, API keys), else the secrets of its URLs
+    (absolute or relative: ``Link: </p?token=V>``, ``Refresh: 0; url=/cb?token=V``,
+    fragments) redacted; the values removed are appended to ``found``."""
     if is_secret_name(name):
         return REDACTED
+    found = found if found is not None else []
     if name.lower() in ("location", "content-location"):  # a URL, relative or not
-        return _header_url(value)
-    return _HEADER_URL.sub(lambda m: _header_url(m.group()), value)
+        return _header_url(value, found)
+    value = _HEADER_URL.sub(lambda m: _header_url(m.group(), found), value)
+    return redact_nested(value, found, plain_mark)  # relative URLs, queries
 
 
-def _header_url(url: str) -> str:
-    """One URL, absolute or relative: user-info, secret path parameters and secret
-    query values redacted, the rest as written."""
-    found: list[str] = []
+def _base64_forms(encoded: str) -> list[str]:
+    """A base64 value as sent, without its padding, and in the URL-safe alphabet."""
+    bare = encoded.rstrip("=")
+    return [encoded, bare, bare.replace("+", "-").replace("/", "_")]
+
+
+def _header_url(url: str, found: list[str]) -> str:
+    """One URL, absolute or relative: user-info, secret path parameters, secret query
+    and fragment values redacted, the rest as written."""
     head, qmark, query = url.partition("?")
     scheme, slashes, rest = head.partition("://")
     if slashes:
         authority, slash, path = rest.partition("/")
         if "@" in authority:
-            authority = f"{REDACTED}@{authority.rsplit('@', 1)[1]}"
+            userinfo, _, host = authority.rpartition("@")
+            found.extend((unquote(userinfo), unquote(userinfo.partition(":")[2])))
+            authority = f"{REDACTED}@{host}"
         head = f"{scheme}{slashes}{authority}{slash}{redact_path_params(path, found, plain_mark)}"
     else:
         head = redact_path_params(head, found, plain_mark)
     if not qmark:
-        return head
+        head, hash_sign, fragment = head.partition("#")
+        return f"{head}{hash_sign}{redact_query(fragment, found, plain_mark)}"
     query, hash_sign, fragment = query.partition("#")
-    return f"{head}?{redact_query(query, found, plain_mark)}{hash_sign}{fragment}"
+    return (f"{head}?{redact_query(query, found, plain_mark)}{hash_sign}"
+            f"{redact_query(fragment, found, plain_mark)}")
 
 
 # --- scrubbing what was fetched or printed ---------------------------------------------
