@@ -328,21 +328,23 @@ def _redact_words(words: Sequence[str], found: list[str], mark: Mark, depth: int
                   ) -> list[str]:
     # each distinct word once (a short command: as it is), for the three tests below
     programs: Collection[str] = set(words) if len(words) > 8 else words
-    if any("/" in word for word in programs):
+    if "/" in "".join(programs):
         programs = {*programs, *(word.rsplit("/", 1)[-1] for word in programs if "/" in word)}
-    scripts = _script_positions(words) if not _SHELLS.isdisjoint(programs) else set()
-    options = _program_secrets(words) if not _PROGRAMS.isdisjoint(programs) else {}
+    scripts = _script_positions(words) if not _SHELLS.isdisjoint(programs) else _NO_SCRIPTS
+    options = _program_secrets(words) if not _PROGRAMS.isdisjoint(programs) else _NO_OPTIONS
     if any(map(_placed, programs)):
         options = {**_positional_secrets(words), **options}
+    plain = not scripts and not options  # then NAME=V may take the short way
+    nested = depth < _MAX_NESTING
     redacted = []
     previous: str | None = None
     for i, word in enumerate(words):
-        simple = _plain_assignment(word, previous) if not (scripts or options) else None
+        simple = _plain_assignment(word, previous) if plain and "=" in word else None
         if simple is not None:  # most secrets of a long command: --NAME=V, NAME=V
             name, value = simple
             found.append(value)
             redacted.append(f"{name}={mark(value)}")
-        elif i in scripts and depth < _MAX_NESTING:
+        elif i in scripts and nested:
             redacted.append(_redact_script(word, found, mark, depth + 1))
         elif i in options:
             prefix, value = options[i], word[len(options[i]):]
@@ -353,15 +355,19 @@ def _redact_words(words: Sequence[str], found: list[str], mark: Mark, depth: int
             redacted.append(prefix + mark(value))
         elif _may_hold_secret(word, previous):
             clean = redact_argument(word, previous, found, mark)
-            if clean == word and depth < _MAX_NESTING and _blank(word):
+            if clean == word and nested and _blank(word):
                 clean = _redact_script(word, found, mark, depth + 1)  # ssh host 'cmd …'
             redacted.append(clean)
-        elif depth < _MAX_NESTING and _blank(word):  # a command in a word: watch 'cmd …'
-            redacted.append(_redact_script(word, found, mark, depth + 1))
+        elif nested and (" " in word or "\n" in word or "\t" in word):
+            redacted.append(_redact_script(word, found, mark, depth + 1))  # watch 'cmd …'
         else:
             redacted.append(word)
         previous = word
     return redacted
+
+
+_NO_SCRIPTS: frozenset[int] = frozenset()
+_NO_OPTIONS: dict[int, str] = {}  # never changed: a command with options gets its own
 
 
 # `--NAME=V` or `NAME=V` with a value no other rule looks into: what the rules give it
@@ -372,7 +378,7 @@ _PLAIN_ASSIGNMENT = re.compile(r"(-{0,2}[^\W\d][\w.-]*)=([^\s=&?;#'\"`:%@\\$(){}
 def _plain_assignment(word: str, previous: str | None) -> tuple[str, str] | None:
     """``(NAME, V)`` for a word ``NAME=V`` whose only rule is the assignment rule, NAME
     secret-like; else None (the rules decide)."""
-    if "=" not in word or (word.startswith("-u") and not word.startswith("--")):
+    if word.startswith("-u") and not word.startswith("--"):
         return None
     match = _PLAIN_ASSIGNMENT.fullmatch(word)
     if match is None or not is_secret_name(match.group(1)):
