@@ -163,3 +163,13 @@ def test_a_secret_in_a_referer_is_scrubbed_when_echoed(
     led.http_request("GET", web.url("/echo?q=bees"), headers={
         "Referer": "https://app.example/cb?code=1&access_token=r3f3r3rS3cret"})
     assert b"r3f3r3rS3cret" not in _stored(ledger_path)
+
+
+def test_a_session_cookie_set_on_the_way_is_scrubbed_when_echoed(
+        web: LoopbackServer, led: Ledger, ledger_path: Path) -> None:
+    """Issue 13, third pass: a redirect sets a session cookie, the client sends it to the
+    next hop, and the page echoes it: the request never carried it at first."""
+    got = led.fetch(web.url("/session-then-echo"))
+    assert "s3ss10nS3cretV" in web.hits[-1].headers.get("Cookie", "")  # it was sent
+    assert b"s3ss10nS3cretV" not in _stored(ledger_path)
+    assert b"bees" in _stored(ledger_path) and got.warnings
