@@ -17,6 +17,7 @@ Every case failed before its fix.
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
@@ -287,3 +288,22 @@ def test_basic_credentials_are_scrubbed_without_padding_and_url_safe() -> None:
     header = [("Authorization", "Basic " + base64.b64encode(b"carol:pw12").decode())]
     assert "Y2Fyb2w6cHcxMg" not in scrub("seen Y2Fyb2w6cHcxMg here",
                                          request_secrets("https://h.example/", header))
+
+
+@pytest.mark.parametrize("spelled", [
+    lambda v: v.replace("/", "\\/"),  # PHP's json_encode escapes slashes
+    lambda v: v.replace("&", "&amp;").replace("<", "&lt;"),  # HTML-escaped
+], ids=["php-json", "html"])
+def test_an_echo_in_php_json_or_html_escapes_is_scrubbed(spelled: Any) -> None:
+    from fetchledger.identity.secrets import scrub
+
+    value = "ab/cd&ef<gh-ij=="
+    secrets = request_secrets(f"https://h.example/?token={value.replace('&', '%26')}")
+    assert value in secrets
+    shown = scrub("echoed: " + spelled(value) + " end", secrets)
+    assert "ab" not in shown and "REDACTED" in shown
+
+
+def test_fullwidth_secret_names_are_secret() -> None:
+    assert is_secret_name("ＡＰＩ＿ＫＥＹ") and is_secret_name("ｐａｓｓｗｏｒｄ")
+    assert V not in normalize_url(f"https://h.example/?ａｐｉ＿ｋｅｙ={V}")

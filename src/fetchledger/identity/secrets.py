@@ -30,8 +30,10 @@ from __future__ import annotations
 import base64
 import bisect
 import hashlib
+import html
 import json
 import re
+import unicodedata
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from functools import lru_cache
@@ -111,7 +113,8 @@ def is_secret_name(name: str) -> bool:
     variable named like a secret: ``api_key``, ``apiKey``, ``accesstoken``,
     ``X-Amz-Signature``, ``Authentication``, ``--client-secret``, ``DB_PASSWORD``,
     ``Cookie``, ``session_id``... but not ``keyword``, ``--author`` or ``design``."""
-    squeezed = _NOT_SECRET.sub("", _NOT_NAME.sub("", name.lower()))
+    # NFKC first: fullwidth and other compatibility letters (`ＡＰＩ＿ＫＥＹ`) are ASCII then
+    squeezed = _NOT_SECRET.sub("", _NOT_NAME.sub("", unicodedata.normalize("NFKC", name).lower()))
     return bool(_SECRET_WORDS.search(squeezed)) or squeezed.endswith(_SECRET_ENDINGS)
 
 
@@ -255,8 +258,11 @@ def _spellings(value: str) -> tuple[str, ...]:
         return (value,)
     escaped = quote(value, safe="")
     lower_hex = re.sub(r"%[0-9A-F]{2}", lambda m: m.group().lower(), escaped)
-    return tuple({value, escaped, lower_hex, quote_plus(value, safe=""),
-                  json.dumps(value)[1:-1]})
+    in_json = json.dumps(value)[1:-1]
+    # also as PHP's json_encode writes it (`\/`) and as HTML escapes it (`&amp;`, `&#x27;`)
+    return tuple({value, escaped, lower_hex, quote_plus(value, safe=""), in_json,
+                  in_json.replace("/", "\\/"), html.escape(value, quote=False),
+                  html.escape(value)})
 
 
 def _json_body(body: bytes, content_type: str) -> object | None:
