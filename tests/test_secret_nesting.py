@@ -307,3 +307,40 @@ def test_an_echo_in_php_json_or_html_escapes_is_scrubbed(spelled: Any) -> None:
 def test_fullwidth_secret_names_are_secret() -> None:
     assert is_secret_name("ＡＰＩ＿ＫＥＹ") and is_secret_name("ｐａｓｓｗｏｒｄ")
     assert V not in normalize_url(f"https://h.example/?ａｐｉ＿ｋｅｙ={V}")
+
+
+@pytest.mark.parametrize("template", [
+    "https://h.example/?filter=%7B%22api_key%22%3A%22{v}%22%7D",
+    "https://h.example/?f=%7B%22q%22%3A%22x%22%2C%22token%22%3A+%22{v}%22%7D",
+    'https://h.example/?f={{"password":"{v}"}}',
+    "https://h.example/?f=%257B%2522secret%2522%253A%2522{v}%2522%257D",  # encoded twice
+])
+def test_json_inside_a_parameter_keeps_its_secrets_out(template: str) -> None:
+    url = template.format(v=V)
+    assert V not in normalize_url(url) and V not in url_identity(url, KEY)
+    assert url_identity(url_identity(url, KEY), KEY) == url_identity(url, KEY)
+    assert url_identity(template.format(v=W), KEY) != url_identity(url, KEY)
+    assert V in request_secrets(url)
+    body = f"payload={url.partition('=')[2]}".encode()
+    assert V.encode() not in redact_body(body, "application/x-www-form-urlencoded")
+
+
+@pytest.mark.parametrize("text", [
+    "x%3Dy%2526" * 10_000, "a=b&" * 25_000, '"token":"v",' * 8_000, "token%3Dy%2526" * 8_000,
+])
+def test_nested_reading_is_linear(text: str) -> None:
+    import time
+
+    from fetchledger.identity.secrets import plain_mark, redact_nested
+
+    def cpu(sample: str) -> float:
+        best = float("inf")
+        for _ in range(3):
+            started = time.process_time()
+            redact_nested(sample, [], plain_mark)
+            best = min(best, time.process_time() - started)
+        return best
+
+    # ten times the text: about ten times the CPU (quadratic work would be 100)
+    small, big = cpu(text[: len(text) // 10]), cpu(text)
+    assert big <= 30 * max(small, 0.001) and big < 0.5, (small, big)

@@ -393,7 +393,12 @@ _NESTED_USERINFO = re.compile(
     r"(?:://|%(?:25)*3[aA]%(?:25)*2[fF]%(?:25)*2[fF])"
     r"((?:(?!%(?:25)*(?:2[fF]|3[fF]|23|40))[^/?#@\s])+)(?:@|%(?:25)*40)")
 _NESTED_COLON = re.compile(r":|%(?:25)*3[aA]")
-_MAY_NEST = re.compile(r"[=@]|%(?:25)*(?:3[dD]|40)")
+_MAY_NEST = re.compile(r"[=@:]|%(?:25)*(?:3[dD]|40|3[aA])")
+# A JSON string under a key, in a value at any level of encoding: "KEY":"V", %22KEY%22%3A%22V%22
+_NESTED_JSON = re.compile(
+    r"(?:\"|%(?:25)*22)([^\W\d][\w.-]*)(?:\"|%(?:25)*22)"
+    r"((?:\s|\+|%(?:25)*20)*(?::|%(?:25)*3[aA])(?:\s|\+|%(?:25)*20)*(?:\"|%(?:25)*22))"
+    r"((?:(?!\"|%(?:25)*22)[^\\])+)(?=\"|%(?:25)*22)")
 
 
 def _level(separator: str) -> int:
@@ -420,34 +425,51 @@ def redact_nested(text: str, found: list[str], mark: Mark) -> str:
         return text
     if "@" in text or "%" in text:
         text = _NESTED_USERINFO.sub(lambda m: _nested_userinfo(m, found, mark), text)
+    if '"' in text or "%" in text:  # JSON in a value: filter={"api_key":"V"}, encoded
+        text = _NESTED_JSON.sub(lambda m: _nested_json(m, found, mark), text)
+    eqs = list(_NESTED_EQ.finditer(text))
+    if not eqs:
+        return text
     seps = list(_NESTED_SEP.finditer(text))
-    starts = [0, *(m.end() for m in seps)]
-    levels = [-1, *(_level(m.group()) for m in seps)]
-    ends = [*(m.start() for m in seps), len(text)]
+    sep_starts = [m.start() for m in seps]
+    levels = [_level(m.group()) for m in seps]
     pieces: list[str] = []
-    last = i = 0
-    while i < len(starts):
-        eq = _NESTED_EQ.search(text, starts[i], ends[i])
-        if eq is None:
-            i += 1
+    last, seen, segment, count = 0, -1, 0, len(seps)
+    for eq in eqs:  # the first `=` of each segment names its pair
+        if eq.start() < last:
+            continue  # inside a value already marked
+        while segment < count and sep_starts[segment] < eq.start():
+            segment += 1  # the separators before it (both only move forward)
+        if segment == seen:
             continue
-        level = _level(eq.group())
-        j = i + 1
-        while j < len(starts) and levels[j] > level:  # deeper separators: inside the value
-            j += 1
-        raw = text[eq.end():ends[j - 1]]
-        name = _decoded(text[starts[i]:eq.start()], 4)
-        if not raw or _MARK.fullmatch(raw) or not is_secret_name(name):
-            i += 1
+        seen = segment
+        begin = seps[segment - 1].end() if segment else 0
+        if not is_secret_name(_decoded(text[begin:eq.start()], 4)):
+            continue
+        level, after = _level(eq.group()), segment
+        while after < len(seps) and levels[after] > level:  # deeper: inside the value
+            after += 1
+        end = sep_starts[after] if after < len(seps) else len(text)
+        raw = text[eq.end():end]
+        if not raw or _MARK.fullmatch(raw):
             continue
         plain = _decoded(raw, level + 1)
         found.extend((plain, raw) if raw != plain else (plain,))
         pieces.extend((text[last:eq.end()], mark(plain)))
-        last, i = ends[j - 1], j
+        last = end
     if not pieces:
         return text
     pieces.append(text[last:])
     return "".join(pieces)
+
+
+def _nested_json(match: re.Match[str], found: list[str], mark: Mark) -> str:
+    name, _, raw = match.groups()
+    if not is_secret_name(name) or _MARK.fullmatch(raw):
+        return match.group()
+    plain = _decoded(raw, 4)
+    found.extend((plain, raw) if raw != plain else (plain,))
+    return match.group()[:match.start(3) - match.start()] + mark(plain)
 
 
 def _nested_userinfo(match: re.Match[str], found: list[str], mark: Mark) -> str:
