@@ -198,7 +198,7 @@ def test_migrations_are_recorded(ledger: Ledger, backend: str) -> None:
     shared = ["0003_batch_claims"] if backend == "postgres" else []
     numbered = ["0006_provisional_ids"] if backend == "postgres" else []
     assert names == ["0001_initial", "0002_keyed_identity", *shared, "0005_search_hits",
-                     *numbered, "0007_secret_rules", "0008_reading"]
+                     *numbered, "0007_secret_rules", "0008_reading", "0009_nested_secrets"]
     if backend == "sqlite":
         assert rows(ledger.path, "PRAGMA journal_mode") == [("wal",)]
 
