@@ -89,6 +89,7 @@ from ..store.protocol import ClaimRound
 from ..text.normalize import one_line
 from .claims import Claimer
 from .lines import BatchInput, BatchOutcome, Skipped
+from .output import OutcomeStream
 from .worker import RenderWanted, WorkerDied, WorkerPool, WorkFailure, usable_cores
 
 __all__ = ["BatchLedger", "BatchOptions", "parse_retry_after", "run_batch"]
@@ -219,7 +220,9 @@ async def run_batch(
     """Fetch, extract and register every input; one outcome per input, in input order.
 
     ``on_outcome(outcome, shown_input)`` is called as each input finishes (bad
-    inputs and skipped ones first). A ledger error (exit 4) stops the batch and
+    inputs and skipped ones first), in a thread of its own (one thread, in order:
+    :mod:`fetchledger.batch.output`), so that a slow reader never holds the batch
+    up; every call is made before this returns. A ledger error (exit 4) stops the batch and
     is raised; everything written before it stays.
     """
     return await _Batch(ledger, options or BatchOptions(), on_outcome).run(
@@ -231,7 +234,8 @@ class _Batch:
                  on_outcome: Callable[[BatchOutcome, str], None] | None) -> None:
         self.ledger = ledger
         self.options = options
-        self.on_outcome = on_outcome
+        # on_outcome runs in a thread of its own: a reader not reading never stops the loop
+        self.output = OutcomeStream(on_outcome) if on_outcome is not None else None
         self.per_host = min(options.per_host, options.concurrency)
         self.workers = options.workers or usable_cores()
         # Fetched but not yet written: bounds the bodies held in memory.
@@ -273,8 +277,8 @@ class _Batch:
 
     def _emit(self, index: int, outcome: BatchOutcome, shown: str) -> None:
         self.outcomes[index] = outcome
-        if self.on_outcome is not None:
-            self.on_outcome(outcome, shown)
+        if self.output is not None:
+            self.output.put(outcome, shown)
 
     def _plan(self, inputs: Sequence[BatchInput]) -> list[_Job]:
         """Bad inputs and known sources are settled here; the rest become jobs."""
@@ -309,6 +313,18 @@ class _Batch:
     # --- running ---
 
     async def run(self, inputs: Sequence[BatchInput]) -> list[BatchOutcome]:
+        try:
+            outcomes = await self._claim_and_run(inputs)
+        except Exception:
+            if self.output is not None:  # what finished before the failure is still told
+                with contextlib.suppress(Exception):
+                    self.output.close()
+            raise
+        if self.output is not None:  # all work done (claims reported): wait for the reader
+            await asyncio.to_thread(self.output.close)
+        return outcomes
+
+    async def _claim_and_run(self, inputs: Sequence[BatchInput]) -> list[BatchOutcome]:
         options = self.options
         claimer: Claimer[_Job] = Claimer(
             self.ledger.claim_inputs, lambda job: job.identity.locator,

@@ -19,6 +19,8 @@ with the semantics of the SQLite store:
   words they hold, then by length, and ranked by the shared scorer.
 - Connections are made on demand and made again after one is lost; a read
   that loses its connection is tried once more on a new one.
+- Batch claims and ``copy`` (export and import of whole ledgers) live in
+  :mod:`fetchledger.store.pg_bulk`, a mixin of this class.
 """
 
 from __future__ import annotations
@@ -28,9 +30,8 @@ import functools
 import json
 import logging
 import zlib
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
-from datetime import datetime
 from typing import Any, TypeVar
 
 import psycopg
@@ -39,7 +40,6 @@ from psycopg.conninfo import conninfo_to_dict
 
 from ..document import StoredRaw
 from ..errors import (
-    InvalidArgument,
     LedgerCorrupt,
     LedgerError,
     LedgerLocked,
@@ -51,35 +51,29 @@ from ..identity.secrets import REDACTED, shown_database_url
 from ..models import Attempt, Quote, SearchHit, Source
 from ..text.passages import Passage, idf, tokenize
 from .migrations import POSTGRES_MIGRATIONS, refuse_unknown
+from .pg_bulk import Connection, PostgresBulk, passage_terms
 from .protocol import (
-    COPY_COLUMNS,
     SOURCE_COLUMNS,
     VERSION_DETAIL_COLUMNS,
     AttemptRow,
     Candidates,
-    ClaimRound,
-    CopyBatch,
     PassageHit,
     PreparedVersion,
     QuoteRow,
     Registration,
     StoredVersion,
     VersionText,
-    quoted_columns,
     source_from_row,
     utc_now,
     version_details_from_rows,
 )
-from .windows import CHUNK_INSERT, COPY_ORDER, WindowReads, chunk_rows
+from .windows import CHUNK_INSERT, WindowReads, chunk_rows
 
 __all__ = ["PostgresStore"]
 
 T = TypeVar("T")
-Connection = psycopg.Connection[tuple[Any, ...]]
 
 _MIGRATION_LOCK = 0x6665_7463_686C  # pg_advisory_xact_lock key: "fetchl"
-_CLAIM_LOCK = _MIGRATION_LOCK + 1
-_MAX_TERM = 500  # characters; PostgreSQL refuses lexemes over 2 KB
 _WRITE_TRIES = 5
 # the server rolled the whole transaction back: safe to run it again
 _ROLLED_BACK = (pg_errors.DeadlockDetected, pg_errors.SerializationFailure)
@@ -94,16 +88,11 @@ def _not_redundant(record: logging.LogRecord) -> bool:
 logging.getLogger("psycopg").addFilter(_not_redundant)
 
 
-def passage_terms(text: str) -> list[str]:
-    """The distinct index terms of one passage."""
-    return sorted({t for t in tokenize(text) if len(t) <= _MAX_TERM})
-
-
 def _tsquery(terms: Sequence[str]) -> str:
     return " | ".join("'" + t.replace("\\", "\\\\").replace("'", "''") + "'" for t in terms)
 
 
-class PostgresStore(WindowReads):
+class PostgresStore(PostgresBulk, WindowReads):
     """A ledger in one PostgreSQL database (or schema, by ``options=-csearch_path=``)."""
 
     def __init__(self, url: str, *, busy_timeout: float = 60.0,
@@ -510,94 +499,6 @@ class PostgresStore(WindowReads):
 
         self._write(work)
 
-    # --- batch claims -------------------------------------------------------------------
-
-    def claim(self, holder: str, want: Sequence[str], finished: Sequence[tuple[str, str, str]],
-              *, lease: float, since: datetime | None) -> ClaimRound:
-        """One claim round of batch ``holder``, in one transaction: record the inputs it
-        finished, renew the leases it holds, and claim what is free of ``want``: never
-        claimed, or its lease lapsed (its batch died), or finished before ``since``.
-        ``FOR UPDATE SKIP LOCKED``: what another batch is claiming this instant is
-        left to it (and asked for again next round)."""
-        def work(db: Connection) -> ClaimRound:
-            # Claim rounds of all batches one at a time (each takes milliseconds): their
-            # inserts, renewals and take-overs of lapsed claims cannot deadlock.
-            db.execute("SELECT pg_advisory_xact_lock(%s)", (_CLAIM_LOCK,))
-            clock = db.execute("SELECT now()").fetchone()
-            assert clock is not None
-            start = since or clock[0]
-            with db.cursor() as cursor:
-                cursor.executemany(
-                    "UPDATE claim SET holder = NULL, expires = NULL, finished_at = now(), "
-                    "status = %s, message = %s WHERE locator = %s AND holder = %s",
-                    [(status, message, locator, holder)
-                     for locator, status, message in finished])
-            db.execute("UPDATE claim SET expires = now() + make_interval(secs => %s) "
-                       "WHERE holder = %s", (lease, holder))
-            wanted = list(dict.fromkeys(want))
-            db.execute("INSERT INTO claim (locator) SELECT unnest(%s::text[]) "
-                       "ON CONFLICT (locator) DO NOTHING", (sorted(wanted),))
-            mine = {row[0] for row in db.execute(
-                "UPDATE claim c SET holder = %(holder)s, finished_at = NULL, status = NULL, "
-                "message = NULL, expires = now() + make_interval(secs => %(lease)s) "
-                "FROM (SELECT locator FROM claim WHERE locator = ANY(%(wanted)s) AND ("
-                "        (finished_at IS NULL AND (holder IS NULL OR expires < now())) "
-                "        OR finished_at < %(since)s) "
-                "      FOR UPDATE SKIP LOCKED) AS free "
-                "WHERE c.locator = free.locator RETURNING c.locator",
-                {"holder": holder, "lease": lease, "wanted": wanted, "since": start})}
-            others = [w for w in wanted if w not in mine]
-            done = db.execute("SELECT locator, status, message FROM claim "
-                              "WHERE locator = ANY(%s) AND finished_at >= %s",
-                              (others, start)).fetchall()
-            settled = {row[0] for row in done}
-            return ClaimRound(tuple(w for w in wanted if w in mine),
-                              tuple((str(a), str(b), str(c)) for a, b, c in done),
-                              tuple(w for w in others if w not in settled), start)
-
-        return self._write(work)
-
-    def import_rows(self, batches: Iterable[CopyBatch]) -> None:
-        """Fill this EMPTY ledger with another's rows in one transaction, ids unchanged,
-        then index the passages of each source's latest version."""
-        def work(db: Connection) -> None:
-            held = db.execute("SELECT (SELECT count(*) FROM source), "
-                              "(SELECT count(*) FROM attempt)").fetchone()
-            assert held is not None
-            if any(held):
-                raise InvalidArgument(
-                    f"the ledger {self.shown} is not empty ({held[0]} sources, {held[1]} "
-                    "attempts): copy goes into an empty ledger only",
-                    hint="name a new file, or an empty PostgreSQL database")
-            with db.cursor() as cursor:
-                for table, found in batches:
-                    if table == "identity_key":  # the source's key: identities stay equal
-                        cursor.execute("DELETE FROM identity_key")
-                    marks = ", ".join(["%s"] * len(COPY_COLUMNS[table]))
-                    cursor.executemany(f"INSERT INTO {table} ({quoted_columns(table)}) "
-                                       f"VALUES ({marks})", found)
-            # the internal ids and the id counter go on after the copied ones
-            for table in ("version", "passage", "quote", "attempt", "search_hit"):
-                db.execute(f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), "
-                           f"coalesce(max(id), 0) + 1, false) FROM {table}")
-            db.execute("UPDATE counter SET value = (SELECT coalesce(max(id), 0) FROM source) "
-                       "WHERE name = 'source'")
-            self._index_latest(db)
-
-        self._write(work, tries=1)  # the rows can be read once only
-
-    @staticmethod
-    def _index_latest(db: Connection) -> None:
-        with db.cursor(name="fetchledger_index") as reading, db.cursor() as writing:
-            reading.execute(
-                'SELECT p.id, substr(v.text, p.start + 1, p."end" - p.start) FROM passage p '
-                "JOIN source s ON s.latest_version = p.version_id "
-                "JOIN version v ON v.id = p.version_id ORDER BY p.id")
-            while found := reading.fetchmany(2000):
-                writing.executemany(
-                    "UPDATE passage SET terms = array_to_tsvector(%s::text[]) WHERE id = %s",
-                    [(passage_terms(text), passage_id) for passage_id, text in found])
-
     # --- reads --------------------------------------------------------------------------
 
     def source(self, source_id: int, version_number: int | None = None) -> Source | None:
@@ -767,18 +668,6 @@ class PostgresStore(WindowReads):
             "SELECT " + ", ".join(f"(SELECT count(*) FROM {t})" for t in tables)).fetchone())
         assert row is not None
         return dict(zip(tables, map(int, row), strict=True))
-
-    def export_rows(self, batch: int = 500) -> Iterator[CopyBatch]:
-        """Every row of the ledger, table by table and by id, from one snapshot."""
-        conn = self._connection()
-        with self._errors(), conn.transaction():
-            conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-            for table in COPY_COLUMNS:
-                order = 'locator COLLATE "C"' if table == "alias" else COPY_ORDER.get(table, "id")
-                with conn.cursor(name=f"fetchledger_copy_{table}") as cursor:
-                    cursor.execute(f"SELECT {quoted_columns(table)} FROM {table} ORDER BY {order}")
-                    while found := cursor.fetchmany(batch):
-                        yield table, found
 
     def integrity_check(self) -> str:
         """``"ok"``, or what is wrong: ids not dense 1..N or not matching the counter,
