@@ -229,3 +229,29 @@ def test_the_quick_test_never_skips_a_secret(argv: list[str], script: list[str])
 def test_headers_as_a_warc_stores_them(name: str, value: str, stored: str) -> None:
     assert redact_header(name, value) == stored
 
+
+
+@settings(max_examples=300, deadline=None)
+@given(argv=st.lists(st.sampled_from(_WORDS), min_size=1, max_size=12),
+       script=st.lists(st.sampled_from(_WORDS), max_size=12))
+def test_one_pass_for_both_marks_gives_what_a_pass_per_mark_gives(argv: list[str],
+                                                                  script: list[str]) -> None:
+    """Issue 13, third pass: the rules run once (a recording mark) and are rendered
+    with REDACTED and with keyed marks; running them once per mark gives the same."""
+    from fetchledger.identity import command_secrets as cs
+    from fetchledger.identity.secrets import keyed_mark, plain_mark
+
+    keyed = keyed_mark(b"k" * 32)
+    text = " ".join(script)
+    found: list[str] = []
+    once = cs.redact_argv_each(argv, (plain_mark, keyed), found)
+    per_mark = []
+    for mark in (plain_mark, keyed):
+        seen: list[str] = []
+        per_mark.append(cs._scrub_marked(cs._redact_words(list(argv), seen, mark, 0), seen,
+                                         mark))
+        if mark is plain_mark:
+            assert found == seen
+    assert once == per_mark
+    assert cs.redact_command_text_each(text, (plain_mark, keyed)) == [
+        cs._redact_script(text, [], mark, 0) for mark in (plain_mark, keyed)]

@@ -553,6 +553,10 @@ _UNSAFE_OUTSIDE_SLOTS = re.compile("[^\\w@%+=:,./\\-\0\x03\U000f0000-\U0010ffff]
                                    "|(?<![\U000f0000-\U0010ffff])\0(?!\x03)",
                                    re.ASCII).search
 _QUOTE_WRAPPED = re.compile("\0\x01\0([^\0]*)\0\x02\0")
+# A word whose quoting only its marks decide (the rest is safe, no script inside)
+_OPEN_PLAIN, _CLOSE_PLAIN = "\0\x07\0", "\0\x08\0"
+_PLAIN_WRAPPED = re.compile("\0\x07\0([^\0]*)\0\x08\0")
+_UNSAFE = re.compile(r"[^\w@%+=:,./-]", re.ASCII).search  # what shlex.quote quotes
 
 
 class Unrendered(Exception):
@@ -581,9 +585,15 @@ class Recorder:
         """``word`` shell-quoted as :func:`shlex.quote` will quote it once its marks are
         in: now, when the rest of it needs quotes anyway (a mark holds no quote);
         else wrapped, to be quoted (or not) by :meth:`render`."""
-        if _OPEN not in word and _UNSAFE_OUTSIDE_SLOTS(word):
+        if _OPEN in word or _OPEN_PLAIN in word:  # a script inside: quoted last
+            return _OPEN + word + _CLOSE
+        if not word:
+            return "''"
+        if _UNSAFE_OUTSIDE_SLOTS(word):
             return "'" + word.replace("'", "'\"'\"'") + "'"
-        return _OPEN + word + _CLOSE
+        if "\0\x03" not in word:  # no mark in it: as shlex.quote leaves a safe word
+            return word
+        return _OPEN_PLAIN + word + _CLOSE_PLAIN  # quoted iff a mark in it needs quotes
 
     def render(self, text: str, mark: Mark) -> str | None:
         """``text`` with each slot as ``mark`` of its value (a value holding slots is
@@ -591,8 +601,8 @@ class Recorder:
         that is not what a rule wrote (the caller then runs the rules with ``mark``)."""
         if "\0" not in text:
             return text
-        if mark is plain_mark:
-            text = _SLOT.sub(REDACTED, text)
+        if mark is plain_mark:  # REDACTED: no word with it needs quotes for it
+            text = _PLAIN_WRAPPED.sub(r"\1", _SLOT.sub(REDACTED, text))
         else:  # split at the slots: text, slot, text, ...; one mark per distinct value
             parts = _SLOT.split(text)
             slots = parts[1::2]
@@ -605,6 +615,10 @@ class Recorder:
                 marks[slot] = mark(inner)
             parts[1::2] = map(marks.__getitem__, slots)
             text = "".join(parts)
+            if _OPEN_PLAIN in text and all(_UNSAFE(m) for m in marks.values()):
+                text = _PLAIN_WRAPPED.sub(r"'\1'", text)  # each has a mark: each quoted
+            elif _OPEN_PLAIN in text:
+                text = _PLAIN_WRAPPED.sub(lambda m: shlex.quote(m.group(1)), text)
         quoted: dict[str, str] = {}
 
         def quote(match: re.Match[str]) -> str:
