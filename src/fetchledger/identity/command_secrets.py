@@ -615,7 +615,7 @@ class Recorder:
                 marks[slot] = mark(inner)
             parts[1::2] = map(marks.__getitem__, slots)
             text = "".join(parts)
-            if _OPEN_PLAIN in text and all(_UNSAFE(m) for m in marks.values()):
+            if _OPEN_PLAIN in text and all("~" in m or _UNSAFE(m) for m in marks.values()):
                 text = _PLAIN_WRAPPED.sub(r"'\1'", text)  # each has a mark: each quoted
             elif _OPEN_PLAIN in text:
                 text = _PLAIN_WRAPPED.sub(lambda m: shlex.quote(m.group(1)), text)
@@ -698,8 +698,16 @@ def _redact_script(text: str, found: list[str], mark: Mark, depth: int) -> str:
         return text
     start = len(found)
     commands = shell_commands(text)
-    redacted = [_redact_words([value for _, _, value in command], found, mark, depth)
-                for command in commands]
+    done: dict[tuple[str, ...], tuple[list[str], list[str]]] = {}  # a command seen before
+    redacted = []
+    for command in commands:
+        values = tuple(value for _, _, value in command)
+        again = done.get(values)
+        if again is None:
+            seen: list[str] = []
+            again = done[values] = (_redact_words(values, seen, mark, depth), seen)
+        redacted.append(again[0])
+        found.extend(again[1])
     if len(found) > start:  # a secret found anywhere, wherever it stands as (part of) a word
         flat = [word for words in redacted for word in words]
         scrubbed = iter(_scrub_marked(flat, found[start:], mark))
