@@ -715,10 +715,14 @@ def _redact_script(text: str, found: list[str], mark: Mark, depth: int) -> str:
     pieces: list[str] = []
     last = 0
     quote = _quote(mark)
+    quoted: dict[str, str] = {}  # each distinct word quoted once
     for command, words in zip(commands, redacted, strict=True):
         for (begin, end, value), clean in zip(command, words, strict=True):
             if clean != value:
-                pieces.extend((text[last:begin], quote(clean)))
+                shown = quoted.get(clean)
+                if shown is None:
+                    shown = quoted[clean] = quote(clean)
+                pieces.extend((text[last:begin], shown))
                 last = end
     pieces.append(text[last:])
     rebuilt = "".join(pieces)
