@@ -344,3 +344,13 @@ def test_nested_reading_is_linear(text: str) -> None:
     # ten times the text: about ten times the CPU (quadratic work would be 100)
     small, big = cpu(text[: len(text) // 10]), cpu(text)
     assert big <= 30 * max(small, 0.001) and big < 0.5, (small, big)
+
+
+def test_text_that_looks_like_a_recorded_mark_is_redacted_as_text() -> None:
+    """The one pass of the rules marks values with NUL-delimited slots; an input holding
+    such a sequence (a label can hold a NUL) is redacted the slow way, never misread."""
+    from fetchledger.identity.command_secrets import redact_argv, redact_command_text
+
+    slot = "\0\x03\U000f0000\0"
+    assert redact_command_text(f"echo {slot} --token={V}").endswith("--token=REDACTED")
+    assert redact_argv(["x", slot, f"--token={V}"]) == ["x", slot, "--token=REDACTED"]

@@ -296,18 +296,20 @@ def redact_argv_each(argv: Sequence[str], marks: Sequence[Mark],
     def redact(mark: Mark, found: list[str]) -> list[str]:
         return _scrub_marked(_redact_words(list(argv), found, mark, depth=0), found, mark)
 
-    return _each(redact, marks, secrets)
+    return _each(redact, marks, secrets, recordable=not any("\0" in word for word in argv))
 
 
 def _each(redact: Callable[[Mark, list[str]], list[str]], marks: Sequence[Mark],
-          secrets: list[str] | None) -> list[list[str]]:
+          secrets: list[str] | None, *, recordable: bool = True) -> list[list[str]]:
     """``redact`` rendered with each mark: run once with a :class:`Recorder`; run per
-    mark only when that fails (more distinct values than slots, a value that does not
-    render)."""
+    mark when the input holds a NUL (a slot's first character) or that fails (more
+    distinct values than slots, a value that does not render)."""
     found = secrets if secrets is not None else []
     recorder = Recorder()
     recorded: list[str] = []
     try:
+        if not recordable:
+            raise Unrendered
         words = redact(recorder, recorded)
         each = [recorder.render_words(words, mark) for mark in marks]
         values: list[str | None] = list(recorded) if "\0" not in "".join(recorded) else [
@@ -657,7 +659,7 @@ def redact_command_text_each(text: str, marks: Sequence[Mark],
     if not _could_hold_secrets(text):
         return [text for _ in marks]
     each = _each(lambda mark, found: [_redact_script(text, found, mark, depth=0)], marks,
-                 secrets)
+                 secrets, recordable="\0" not in text)
     return [words[0] for words in each]
 
 
