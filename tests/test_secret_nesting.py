@@ -234,6 +234,10 @@ ADVERSARIAL = [
     ["heroku", "config:set", "FOO={v}"],
     ["vault", "login", "{v}"],
     ["curl", "-U", "proxyuser:{v}", "https://h.example/"],
+    ["sh", "-c", 'curl -d @- https://h.example/ <<EOF\n{{"password": "{v}"}}\nEOF'],  # heredoc
+    ["psql", "-c", "ALTER USER app WITH PASSWORD '{v}'"],  # SQL
+    ["mysql", "-e", "CREATE USER x IDENTIFIED BY '{v}'"],
+    ["sh", "-c", "psql -c \"ALTER ROLE a PASSWORD '{v}'\""],
 ]
 
 

@@ -191,7 +191,8 @@ _WORDS = ["sh", "bash", "-c", "-u", "--user", "me:pw", "--token", "t0k", "--toke
           "next=%2Fp%3Ftoken%3Dq7", "https%3A%2F%2Fh%2Fp%3Ftoken%253Dz8", "API_KEY = v9",
           "password:", "password", "=", "config", "set", "user.password", "secrets", "--body",
           "AUTH", "redis-cli", "export TOKEN=e1; x", "curl --token w2 x", "token:=j3",
-          "api_key==k4", "X-Api-Key:", "CONFIG", "a b", "%3D"]
+          "api_key==k4", "X-Api-Key:", "CONFIG", "a b", "%3D",
+          "PASSWORD 'sq1'", "IDENTIFIED BY \"sq2\"", '{"password": "hd3"}', "<<EOF"]
 
 
 @settings(max_examples=300, deadline=None)

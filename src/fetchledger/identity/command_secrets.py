@@ -238,7 +238,10 @@ def _redact_embedded(argument: str, found: list[str], mark: Mark) -> str:
 # A secret-like name, then (optionally its closing quote and bracket) `:` or `=`,
 # then an opening quote: `"api_key": "`, `TOKEN = '`, `environ['TOKEN']='`.
 _KEYED_QUOTE = re.compile(r"(?<![\w.-])([^\W\d][\w.-]*)"
-                          r"""(["']?\]?\s*[:=]\s*)(["'])""")
+                          r"""(["']?\]?\s*[:=]\s*)(["'])"""
+                          # SQL: ALTER USER x WITH PASSWORD 'V', CREATE USER x IDENTIFIED BY 'V'
+                          r"|(?<![\w.-])((?i:password|passwd|identified\s+by))(\s+)([\"'])")
+_SQL_PASSWORD = re.compile(r"(?i:password|passwd|identified\s+by)\s+[\"']")
 
 
 def _redact_quoted_values(text: str, found: list[str], mark: Mark) -> str:
@@ -249,9 +252,9 @@ def _redact_quoted_values(text: str, found: list[str], mark: Mark) -> str:
     last = 0
     unclosed: dict[str, int] = {}
     for match in _KEYED_QUOTE.finditer(text):
-        if match.start() < last or not is_secret_name(match.group(1)):
+        if match.start() < last or (match.group(1) and not is_secret_name(match.group(1))):
             continue
-        quote = match.group(3)
+        quote = match.group(3) or match.group(6)
         if match.end() >= unclosed.get(quote, len(text) + 1):
             continue
         close = _closing(text, match.end(), quote)
@@ -487,7 +490,7 @@ def _may_hold_secret(word: str, previous: str | None) -> bool:
     quick test first, so that 30,000 plain words cost little."""
     if previous is not None and (previous in _USER_OPTIONS or _takes_secret(previous)):
         return True
-    if ":" in word or word.startswith("-u") or "%" in word:
+    if ":" in word or word.startswith("-u") or "%" in word or "'" in word or '"' in word:
         return True
     if "=" not in word:
         return False
@@ -685,7 +688,7 @@ _ENCODED_EQUALS = re.compile(r"%(?:25)*3[dD]")  # a query inside a value, encode
 def _could_hold_secrets(text: str) -> bool:
     """False when no rule can redact anything in ``text`` (a script, or argv joined by
     newlines): one scan instead of a rule per word, for almost every command."""
-    if ":" in text or _ENCODED_EQUALS.search(text):
+    if ":" in text or _ENCODED_EQUALS.search(text) or _SQL_PASSWORD.search(text):
         return True
     if any(is_secret_name(name) for name in set(_ASSIGNED_NAME.findall(text))):
         return True
@@ -699,6 +702,8 @@ def _redact_script(text: str, found: list[str], mark: Mark, depth: int) -> str:
     if not _could_hold_secrets(text):  # most scripts: one scan, no word loop
         return text
     start = len(found)
+    if "'" in text or '"' in text:  # quoted keyed values in the raw text (a heredoc's JSON)
+        _redact_quoted_values(text, found, mark)  # what they hold is scrubbed below
     commands = shell_commands(text)
     done: dict[tuple[str, ...], tuple[list[str], list[str]]] = {}  # a command seen before
     redacted = []
