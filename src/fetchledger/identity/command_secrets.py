@@ -690,7 +690,7 @@ def _could_hold_secrets(text: str) -> bool:
     newlines): one scan instead of a rule per word, for almost every command."""
     if ":" in text or _ENCODED_EQUALS.search(text) or _SQL_PASSWORD.search(text):
         return True
-    if any(is_secret_name(name) for name in set(_ASSIGNED_NAME.findall(text))):
+    if any(map(is_secret_name, _ASSIGNED_NAME.findall(text))):  # stops at the first
         return True
     if any(option in _USER_OPTIONS or option.startswith("-u") or _takes_secret(option)
            for option in set(_OPTION_WORD.findall(text))):

@@ -107,14 +107,15 @@ _NOT_SECRET = re.compile(
 _NOT_NAME = re.compile(r"[\W_]+")  # what is not a letter or digit, in any script
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=16384)  # a long command line may hold thousands of distinct names
 def is_secret_name(name: str) -> bool:
     """True for a query parameter, form or JSON field, header, command option or
     variable named like a secret: ``api_key``, ``apiKey``, ``accesstoken``,
     ``X-Amz-Signature``, ``Authentication``, ``--client-secret``, ``DB_PASSWORD``,
     ``Cookie``, ``session_id``... but not ``keyword``, ``--author`` or ``design``."""
     # NFKC first: fullwidth and other compatibility letters (`ＡＰＩ＿ＫＥＹ`) are ASCII then
-    squeezed = _NOT_SECRET.sub("", _NOT_NAME.sub("", unicodedata.normalize("NFKC", name).lower()))
+    plain = name if name.isascii() else unicodedata.normalize("NFKC", name)
+    squeezed = _NOT_SECRET.sub("", _NOT_NAME.sub("", plain.lower()))
     return bool(_SECRET_WORDS.search(squeezed)) or squeezed.endswith(_SECRET_ENDINGS)
 
 
