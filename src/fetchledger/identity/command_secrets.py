@@ -9,19 +9,28 @@ for URLs and headers. What a command line can hide a secret in:
   another option (``--header=Authorization: ...``, ``--from-literal=password=V``,
   ``-c http.extraHeader=Authorization: ...``);
 - headers: ``Authorization: ...``, ``-HX-Api-Key:V``; user and password:
-  ``-u USER:PW``, ``-uUSER:PW``, ``--user=USER:PW``;
+  ``-u USER:PW``, ``-uUSER:PW``, ``--user=USER:PW``, ``-u KEY:`` (a key as the
+  user), ``USER:PW@HOST`` without a scheme;
+- unquoted keyed values: ``API_KEY = V``, ``password : V``, ``token:=V``,
+  ``api_key==V`` in one word, ``password = V`` / ``password: V`` over words;
 - pairs: form bodies (``-d 'user=a&password=V'``), queries without a scheme
   (``?token=V``), path parameters (``;jsessionid=V``), URL fragments
-  (``#access_token=V``), URLs (user-info and secret parameters);
+  (``#access_token=V``), URLs (user-info and secret parameters), and what a URL
+  or query nested in a value holds (:func:`.secrets.redact_nested`);
 - quoted keyed values: JSON (``{"api_key": "V"}``), Python and YAML-ish
-  (``TOKEN = 'V'``, ``os.environ['TOKEN']='V'``);
+  (``TOKEN = 'V'``, ``os.environ['TOKEN']='V'``), SQL (``PASSWORD 'V'``);
+- by position: a secret-like setting after a setting verb (``git config
+  user.password V``), every value a secrets command sets (``gh secret set``);
 - the secret options of a few well-known programs whose names say nothing
   (:data:`PROGRAM_OPTIONS`: ``mysql -pV``, ``sshpass -p V``, ``redis-cli -a V``,
   ``docker login -p V``, ``curl -b COOKIES``...);
-- the script of ``sh -c`` / ``bash -lc`` / ``run --shell`` (word by word, nested).
+- the script of ``sh -c`` / ``bash -lc`` / ``run --shell`` (word by word, nested),
+  and a word holding blanks that no other rule changed (``ssh host 'cmd ...'``).
 
 Each rule collects the values it removed, so that every other occurrence of them
-(in any word, in the command's output) is scrubbed too. Every rule is linear.
+(in any word, in the command's output) is scrubbed too. Every rule is linear, and
+they run once per command line for both its display and its keyed identity
+(:class:`Recorder`).
 """
 
 from __future__ import annotations
