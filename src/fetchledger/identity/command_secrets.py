@@ -697,7 +697,9 @@ _ENCODED_EQUALS = re.compile(r"%(?:25)*3[dD]")  # a query inside a value, encode
 def _could_hold_secrets(text: str) -> bool:
     """False when no rule can redact anything in ``text`` (a script, or argv joined by
     newlines): one scan instead of a rule per word, for almost every command."""
-    if ":" in text or _ENCODED_EQUALS.search(text) or _SQL_PASSWORD.search(text):
+    if ":" in text or _ENCODED_EQUALS.search(text):
+        return True
+    if ("'" in text or '"' in text) and _SQL_PASSWORD.search(text):  # (a quote first: fast)
         return True
     if any(map(is_secret_name, _ASSIGNED_NAME.findall(text))):  # stops at the first
         return True
