@@ -95,7 +95,7 @@ def test_an_old_ledger_keeps_its_ids_and_finds_them_under_the_new_identity(
     assert meta["final_url"] == "https://api.example/v1/items?accesstoken=REDACTED&page=2"
     assert rows(path, "SELECT name FROM migration ORDER BY name") == [
         ("0001_initial",), ("0002_keyed_identity",), ("0005_search_hits",),
-        ("0007_secret_rules",), ("0008_reading",), ("0009_nested_secrets",)]
+        ("0007_secret_rules",), ("0008_reading",), ("0010_nested_secrets",)]
     assert rows(path, "PRAGMA integrity_check") == [("ok",)]
 
 
@@ -146,7 +146,7 @@ def test_a_ledger_of_the_second_secret_rules_keeps_its_ids_under_the_third(
         tmp_path: Path, ledger_path: LedgerLocation) -> None:
     """A ledger written before issue 13's third pass held the secrets of URLs nested in
     parameters, unquoted ``NAME = V`` and split or positional secrets in clear;
-    migration 0009 finds each source again under its old id and redacts them."""
+    migration 0010 finds each source again under its old id and redacts them."""
     folder = tmp_path.resolve()
     nested = "https://h.example/login?next=https%3A%2F%2Fh2.example%2Fp%3Ftoken%3DN3ST3DV4L"
     commands = [["tool", "API_KEY = UNQU0T3DV4L"], ["git", "config", "user.password", "GITPW4L"],
@@ -164,7 +164,7 @@ def test_a_ledger_of_the_second_secret_rules_keeps_its_ids_under_the_third(
     rows(ledger_path, "INSERT INTO attempt (kind, locator, at, status, message) VALUES "
          "('web', ?, '2026-01-01T00:00:00Z', 'http_error', 'HTTP 500')",
          nested.replace("N3ST3DV4L", "ATT3MPTV4L"))
-    rows(ledger_path, "DELETE FROM migration WHERE name = '0009_nested_secrets'")
+    rows(ledger_path, "DELETE FROM migration WHERE name = '0010_nested_secrets'")
     with Ledger(ledger_path) as ledger:
         find = ledger.source_for
         assert find(url_identity(nested, key)).id == 1
