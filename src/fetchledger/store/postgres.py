@@ -29,6 +29,7 @@ import dataclasses
 import functools
 import json
 import logging
+import threading
 import zlib
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
@@ -107,7 +108,11 @@ class PostgresStore(PostgresBulk, WindowReads):
                                     f"{self._scrub(str(exc))}", path=self.shown,
                                     hint="postgresql://USER@HOST:PORT/DATABASE") from exc
         self._password = str(password) if password else None
-        self._conn: Connection | None = None
+        # One connection per thread (a transaction belongs to one): a batch's writer and
+        # its claim rounds each have their own. close() closes them all.
+        self._local = threading.local()
+        self._opened: list[Connection] = []
+        self._opened_lock = threading.Lock()
         if read_only:  # an existing ledger only: nothing is created or migrated
             self._check_readable()
         else:
@@ -121,16 +126,23 @@ class PostgresStore(PostgresBulk, WindowReads):
         return bytes(row[0])
 
     def close(self) -> None:
-        if self._conn is not None:
-            self._conn.close()
-            self._conn = None
+        with self._opened_lock:
+            opened, self._opened = self._opened, []
+        for conn in opened:
+            conn.close()
 
     # --- connections, errors, transactions -------------------------------------------
 
     def _connection(self) -> Connection:
-        if self._conn is not None and not self._conn.closed and not self._conn.broken:
-            return self._conn
-        self.close()
+        """This thread's connection: made on first use, made again once lost."""
+        conn: Connection | None = getattr(self._local, "conn", None)
+        if conn is not None and not conn.closed and not conn.broken:
+            return conn
+        if conn is not None:
+            with self._opened_lock:
+                if conn in self._opened:
+                    self._opened.remove(conn)
+            conn.close()
         options: dict[str, Any] = {"autocommit": True}
         given = conninfo_to_dict(self.url)
         if "connect_timeout" not in given:
@@ -138,8 +150,10 @@ class PostgresStore(PostgresBulk, WindowReads):
         if "application_name" not in given:
             options["application_name"] = "fetchledger"
         with self._errors():
-            conn: Connection = psycopg.connect(self.url, **options)
-        self._conn = conn
+            conn = psycopg.connect(self.url, **options)
+        self._local.conn = conn
+        with self._opened_lock:
+            self._opened.append(conn)
         return conn
 
     def _scrub(self, text: str) -> str:
