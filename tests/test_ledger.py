@@ -197,8 +197,10 @@ def test_migrations_are_recorded(ledger: Ledger, backend: str) -> None:
     # claims across machines; ids numbered at commit
     shared = ["0003_batch_claims"] if backend == "postgres" else []
     numbered = ["0006_provisional_ids"] if backend == "postgres" else []
+    # a registration in one statement
+    function = ["0009_register_function"] if backend == "postgres" else []
     assert names == ["0001_initial", "0002_keyed_identity", *shared, "0005_search_hits",
-                     *numbered, "0007_secret_rules", "0008_reading"]
+                     *numbered, "0007_secret_rules", "0008_reading", *function]
     if backend == "sqlite":
         assert rows(ledger.path, "PRAGMA journal_mode") == [("wal",)]
 

@@ -72,13 +72,14 @@ STALL_INSIDE = textwrap.dedent(
     """
     import os, sys
     from fetchledger.store.postgres import PostgresStore
-    original = PostgresStore._index_version
-    def index_then_stall(db, *args):
-        original(db, *args)
+    original = PostgresStore._write_round  # the statement that writes, then the COMMIT
+    def write_then_stall(db, *args):
+        written = original(db, *args)
         db.execute("SELECT 1").fetchone()  # what is queued in the pipeline is sent
         print("inside", os.getpid(), flush=True)  # written, not committed
         sys.stdin.readline()  # until the test has cut the connection
-    PostgresStore._index_version = staticmethod(index_then_stall)
+        return written
+    PostgresStore._write_round = staticmethod(write_then_stall)
     from fetchledger.cli import main
     sys.argv = ["fetchledger", "read", sys.argv[1]]
     main()
@@ -217,7 +218,7 @@ def test_fresh_ledgers_opened_by_many_processes_at_once_migrate_once(url: str) -
     assert rows(url, "SELECT name FROM migration ORDER BY name") == [
         ("0001_initial",), ("0002_keyed_identity",), ("0003_batch_claims",),
         ("0005_search_hits",), ("0006_provisional_ids",), ("0007_secret_rules",),
-        ("0008_reading",)]
+        ("0008_reading",), ("0009_register_function",)]
 
 
 # --- what the database holds ------------------------------------------------------------------

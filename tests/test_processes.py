@@ -137,13 +137,21 @@ INSIDE_TRANSACTION = textwrap.dedent(
     from fetchledger import Document, Ledger
     with Ledger(sys.argv[1]) as ledger:
         store = type(ledger._store)
-        original = store._index_version
-        def index_then_stall(*args):
-            original(*args)
-            print("inside", flush=True)  # source, version and passages written, not committed
-            time.sleep(60)
-        static = isinstance(store.__dict__["_index_version"], staticmethod)
-        store._index_version = staticmethod(index_then_stall) if static else index_then_stall
+        if store.__name__ == "PostgresStore":  # the statement that writes, then the COMMIT
+            original = store._write_round
+            def write_then_stall(db, *args):
+                original(db, *args)
+                db.execute("SELECT 1").fetchone()  # what is queued in the pipeline is sent
+                print("inside", flush=True)  # source, version, passages written, not committed
+                time.sleep(60)
+            store._write_round = staticmethod(write_then_stall)
+        else:
+            original = store._index_version
+            def index_then_stall(*args):
+                original(*args)
+                print("inside", flush=True)  # source, version, passages written, not committed
+                time.sleep(60)
+            store._index_version = index_then_stall
         ledger.register(Document(kind="file", locator="/stalled", display="stalled",
                                  text="A sentence that never commits. Version x.", raw=b"x"))
     """

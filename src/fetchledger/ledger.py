@@ -163,7 +163,7 @@ class Ledger:
                 for r in results]
 
     def _retrieval(self, prepared: Prepared, stored: StoredVersion) -> Retrieval:
-        source = self._store.source(stored.source_id, stored.version_number)
+        source = stored.source or self._store.source(stored.source_id, stored.version_number)
         assert source is not None  # it was registered in the same transaction
         snippets = tuple(self._snippet(source.id, stored.version_number, prepared.version.text, q)
                          for q in prepared.quotes)
@@ -567,8 +567,7 @@ class Ledger:
                              []).append((shifted, quote))
             if len(seen) == k:
                 break
-        return [self._hand_out(source_id, number, version_id, found)
-                for (source_id, number, version_id), found in spans.items()]
+        return self._hand_out([(*key, found) for key, found in spans.items()])
 
     def _quotes_in_source(self, query: str, k: int, source_id: int) -> list[Retrieval]:
         self.source(source_id)
@@ -579,38 +578,42 @@ class Ledger:
                               lead_if_no_match=False)
         if not found:
             return []
-        return [self._hand_out(source_id, latest.number, latest.version_id,
-                               [(q, text[q.start : q.end]) for q in found])]
+        return self._hand_out([(source_id, latest.number, latest.version_id,
+                                [(q, text[q.start : q.end]) for q in found])])
 
     def _hand_out(
-        self, source_id: int, number: int, version_id: int,
-        found: Sequence[tuple[QuoteSpan, str]],
-    ) -> Retrieval:
-        source = self._store.source(source_id, number)
-        assert source is not None
-        recorded = self._record_quotes(source_id, version_id, [
+        self, groups: Sequence[tuple[int, int, int, Sequence[tuple[QuoteSpan, str]]]],
+    ) -> list[Retrieval]:
+        """The quotes found in each ``(source, version number, version id)``, recorded
+        (read-only: through one writer for them all, opened once)."""
+        recorded = self._record_quotes([(source_id, version_id, [
             QuoteRow(q.start, q.end, q.page, q.label, text) for q, text in found])
-        snippets = tuple(Snippet(source_id, number, q.start, q.end, q.page, q.label, text,
-                                 line=q.line) for q, text in found)
-        return Retrieval(source, snippets, warnings=() if recorded else (_NOT_RECORDED,))
+            for source_id, _, version_id, found in groups])
+        out = []
+        for (source_id, number, _, found), kept in zip(groups, recorded, strict=True):
+            source = self._store.source(source_id, number)
+            assert source is not None
+            snippets = tuple(Snippet(source_id, number, q.start, q.end, q.page, q.label,
+                                     text, line=q.line) for q, text in found)
+            out.append(Retrieval(source, snippets, warnings=() if kept else (_NOT_RECORDED,)))
+        return out
 
-    def _record_quotes(self, source_id: int, version_id: int, rows: list[QuoteRow]) -> bool:
-        """Record handed-out quotes; read-only, only when that needs no wait (another
-        writer holding the ledger, or a read-only mount, leaves them unrecorded)."""
+    def _record_quotes(self, groups: Sequence[tuple[int, int, list[QuoteRow]]]) -> list[bool]:
+        """Record handed-out quotes, each group's in its own transaction; read-only,
+        only when that needs no wait (another writer holding the ledger, or a read-only
+        mount, leaves them unrecorded): which groups were recorded."""
         if not self.read_only:
-            self._store.record_quotes(source_id, version_id, rows)
-            return True
+            for source_id, version_id, rows in groups:
+                self._store.record_quotes(source_id, version_id, rows)
+            return [True] * len(groups)
         try:
             writer = open_store(self.path, busy_timeout=0.0)
         except LedgerError:
-            return False
+            return [False] * len(groups)
         try:
-            writer.record_quotes(source_id, version_id, rows)
-        except LedgerError:
-            return False
+            return [_recorded(writer, *group) for group in groups]
         finally:
             writer.close()
-        return True
 
     def quote(self, source_id: int, text: str) -> Retrieval:
         """Confirm ``text`` is verbatim in source ``source_id`` and register it.
@@ -635,8 +638,8 @@ class Ledger:
                          if p.start <= start < max(p.end, p.start + 1)), None)
             found = QuoteSpan(start, end, page.page if page else None,
                               page.label if page else None, display_line(stored, start, end))
-            return self._hand_out(source_id, version.number, version.version_id,
-                                  [(found, stored[start:end])])
+            return self._hand_out([(source_id, version.number, version.version_id,
+                                    [(found, stored[start:end])])])[0]
         stored = versions[0].text
         nearest = nearest_passage(stored, self._store.passages(versions[0].version_id), needle)
         nearest_text = stored[nearest.start : nearest.end] if nearest else None
@@ -775,3 +778,11 @@ ADAPTERS: dict[type[Any], Callable[[Ledger], Adapter[Any, Any]]] = {
 }
 """The one table the Ledger dispatches on: an input's type -> its adapter, made on the
 Ledger's first call with such an input."""
+
+
+def _recorded(writer: Store, source_id: int, version_id: int, rows: list[QuoteRow]) -> bool:
+    try:
+        writer.record_quotes(source_id, version_id, rows)
+    except LedgerError:
+        return False
+    return True

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import LedgerTooNew
 from ..identity.upgrade import SourceRow, changed_meta, plan_upgrade, upgraded_display
 from ..text.passages import Passage
+from .pg_functions import REGISTER_FUNCTION
 from .windows import CHUNK_INSERT, chunk_rows, reading_columns
 
 if TYPE_CHECKING:
@@ -434,6 +435,19 @@ def _postgres_reading(db: PgConnection) -> None:
     db.execute(_READING_INDEXES)
 
 
+def _postgres_register_function(db: PgConnection) -> None:
+    """A registration in two server-side statements, the id counter locked by the last
+    one only (:mod:`fetchledger.store.pg_functions`): no new source's id is written
+    anywhere before it is known, so none is renumbered. A new version waits for its
+    source's row under a key no source has, its foreign key checked at the commit.
+    ``passage_in_order`` (version, ordinal) serves every look-up by version, so
+    ``passage_by_version`` goes: one index less to keep up at each passage written."""
+    db.execute(REGISTER_FUNCTION)
+    db.execute("ALTER TABLE version ALTER CONSTRAINT version_source_id_fkey DEFERRABLE")
+    db.execute("DROP INDEX passage_by_version")
+    db.execute("DROP SEQUENCE provisional_source")  # 0006's provisional ids: none left
+
+
 POSTGRES_MIGRATIONS: tuple[tuple[str, Callable[[PgConnection], None]], ...] = (
     ("0001_initial", _postgres_initial),
     ("0002_keyed_identity", _postgres_keyed_identity),
@@ -442,4 +456,5 @@ POSTGRES_MIGRATIONS: tuple[tuple[str, Callable[[PgConnection], None]], ...] = (
     ("0006_provisional_ids", _postgres_provisional_ids),
     ("0007_secret_rules", _postgres_secret_rules),
     ("0008_reading", _postgres_reading),
+    ("0009_register_function", _postgres_register_function),
 )

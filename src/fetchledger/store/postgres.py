@@ -3,17 +3,18 @@
 It implements :class:`fetchledger.store.protocol.Store` on psycopg 3 (no ORM),
 with the semantics of the SQLite store:
 
-- **Dense ids.** A new source is written under a provisional (negative) id; the
-  ``counter`` row is locked last, by the statement that numbers the transaction's new
-  sources, sent with the COMMIT. The unique names of ``alias`` decide who registers a
-  canonical source first: of two processes registering it at once, the second waits
-  and reads the first one's id. A rollback or a conflict consumes no id; no other
-  transaction sees a provisional id.
+- **Dense ids.** Registrations are written by one server-side statement per round
+  (:mod:`fetchledger.store.pg_register`, :mod:`fetchledger.store.pg_functions`) sent
+  with the COMMIT; it takes the ``counter`` row last, and only then writes the rows
+  that name a new source's id (nothing is renumbered). The unique names of ``alias``
+  decide who registers a canonical source first: the second writer's transaction is
+  rolled back and run again, and then reads the first one's id. A rollback or a
+  conflict consumes no id.
 - **One transaction per write**, at READ COMMITTED. A deadlock or
   serialization failure (the server rolled the whole transaction back) is
   retried; a connection lost mid-write is a LedgerUnavailable (exit 4): the
   server rolled back, or committed all of it, never part.
-- **Search**: each indexed passage holds its stemmed words
+- **Search** (:mod:`.search`): each indexed passage holds its stemmed words
   (:func:`fetchledger.text.passages.tokenize`, the scorer's own) as a
   ``tsvector`` with a GIN index; candidates are ordered by the IDF of the
   words they hold, then by length, and ranked by the shared scorer.
@@ -25,7 +26,6 @@ with the semantics of the SQLite store:
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import json
 import logging
@@ -50,25 +50,23 @@ from ..errors import (
 )
 from ..identity.secrets import REDACTED, shown_database_url
 from ..models import Attempt, Quote, SearchHit, Source
-from ..text.passages import Passage, idf, tokenize
+from ..text.passages import Passage
 from .migrations import POSTGRES_MIGRATIONS, refuse_unknown
-from .pg_bulk import Connection, PostgresBulk, passage_terms
+from .pg_bulk import Connection, PostgresBulk
+from .pg_register import PostgresRegistration
 from .protocol import (
     SOURCE_COLUMNS,
     VERSION_DETAIL_COLUMNS,
     AttemptRow,
     Candidates,
-    PassageHit,
-    PreparedVersion,
     QuoteRow,
-    Registration,
-    StoredVersion,
     VersionText,
     source_from_row,
     utc_now,
     version_details_from_rows,
 )
-from .windows import CHUNK_INSERT, WindowReads, chunk_rows
+from .search import postgres_search
+from .windows import WindowReads
 
 __all__ = ["PostgresStore"]
 
@@ -89,11 +87,7 @@ def _not_redundant(record: logging.LogRecord) -> bool:
 logging.getLogger("psycopg").addFilter(_not_redundant)
 
 
-def _tsquery(terms: Sequence[str]) -> str:
-    return " | ".join("'" + t.replace("\\", "\\\\").replace("'", "''") + "'" for t in terms)
-
-
-class PostgresStore(PostgresBulk, WindowReads):
+class PostgresStore(PostgresRegistration, PostgresBulk, WindowReads):
     """A ledger in one PostgreSQL database (or schema, by ``options=-csearch_path=``)."""
 
     def __init__(self, url: str, *, busy_timeout: float = 60.0,
@@ -194,12 +188,13 @@ class PostgresStore(PostgresBulk, WindowReads):
         return LedgerError(f"ledger error in {where}: {detail}", path=where)
 
     def _write(self, work: Callable[[Connection], T], *, tries: int = _WRITE_TRIES,
-               pipelined: bool = False) -> T:
+               pipelined: bool = False, retried: tuple[type[Exception], ...] = ()) -> T:
         """``work`` in one transaction; tried again when the server rolled it back whole
-        (deadlock, serialization failure) or when the connection was found lost before
-        the transaction began (the server closed an idle connection). ``pipelined``:
-        statements whose results are not read go with the next one that is read (and
-        the last ones with the COMMIT), one round trip for them all."""
+        (deadlock, serialization failure, or an error of ``retried``) or when the
+        connection was found lost before the transaction began (the server closed an
+        idle connection). ``pipelined``: statements whose results are not read go with
+        the next one that is read (and the last ones with the COMMIT), one round trip
+        for them all."""
         for attempt in range(tries):
             conn = self._connection()
             began = False
@@ -214,7 +209,7 @@ class PostgresStore(PostgresBulk, WindowReads):
             except LedgerError as error:
                 # the server rolled it all back: a deadlock or a serialization failure,
                 # or the connection was dead before the transaction began
-                rolled_back = isinstance(error.__cause__, _ROLLED_BACK)
+                rolled_back = isinstance(error.__cause__, (*_ROLLED_BACK, *retried))
                 lost_before = isinstance(error, LedgerUnavailable) and not began
                 if not (rolled_back or lost_before) or attempt == tries - 1:
                     raise
@@ -288,198 +283,7 @@ class PostgresStore(PostgresBulk, WindowReads):
         migration(db)
         db.execute("INSERT INTO migration (name, applied_at) VALUES (%s, %s)", (name, utc_now()))
 
-    # --- writes -------------------------------------------------------------------------
-
-    def register(
-        self, registrations: Sequence[Registration], attempts: Sequence[AttemptRow] = ()
-    ) -> list[StoredVersion]:
-        """Register retrievals and record failed attempts in ONE transaction, all of
-        them or none; ids are assigned inside it, in the order given.
-
-        New sources are numbered last, with the COMMIT (see the module docstring):
-        writers wait for each other only over that statement, not over their inserts."""
-        # Index terms are computed before the transaction: it holds locks.
-        terms = [[passage_terms(r.version.text[p.start : p.end]) for p in r.version.passages]
-                 for r in registrations]
-
-        def work(db: Connection) -> tuple[list[StoredVersion], psycopg.Cursor[Any] | None]:
-            stored = [self._register(db, r, t) for r, t in zip(registrations, terms, strict=True)]
-            if attempts:
-                now = utc_now()
-                with db.cursor() as cursor:
-                    cursor.executemany(
-                        "INSERT INTO attempt (kind, locator, at, status, message) "
-                        "VALUES (%s, %s, %s, %s, %s)",
-                        [(a.kind, a.locator, now, a.status, a.message) for a in attempts])
-            provisional = sorted({s.source_id for s in stored if s.source_id < 0}, reverse=True)
-            return stored, (self._number(db, provisional) if provisional else None)
-
-        stored, numbered = self._write(work, pipelined=True)
-        if numbered is None:
-            return stored
-        final = dict(numbered.fetchall())  # sent with the COMMIT: read once it is done
-        return [dataclasses.replace(s, source_id=final.get(s.source_id, s.source_id))
-                for s in stored]
-
-    @staticmethod
-    def _number(db: Connection, provisional: list[int]) -> psycopg.Cursor[Any]:
-        """Give this transaction's new sources (provisional ids, in the order they were
-        written) the next ids of the counter, locking it until the commit; the
-        references to them follow (ON UPDATE CASCADE), and their ok attempts' messages
-        name the id."""
-        return db.execute(
-            "WITH new AS (SELECT id, row_number() OVER (ORDER BY id DESC) AS n "
-            "             FROM unnest(%(ids)s::bigint[]) AS id), "
-            "     taken AS (UPDATE counter SET value = value + %(count)s "
-            "               WHERE name = 'source' RETURNING value - %(count)s AS base), "
-            "     renamed AS (UPDATE source s SET id = taken.base + new.n FROM new, taken "
-            "                 WHERE s.id = new.id RETURNING new.id AS old, s.id), "
-            "     noted AS (UPDATE attempt a SET source_id = r.id, message = replace("
-            "                 a.message, '[' || r.old || ']', '[' || r.id || ']') "
-            "               FROM renamed r WHERE a.source_id = r.old) "
-            "SELECT old, id FROM renamed",
-            {"ids": provisional, "count": len(provisional)})
-
-    def _register(self, db: Connection, registration: Registration,
-                  terms: Sequence[list[str]]) -> StoredVersion:
-        prepared = registration.version
-        source_id, new_source = self._find_or_create_source(db, prepared)
-        latest = None if new_source else db.execute(
-            "SELECT v.id, v.number, v.text_sha256, v.raw_sha256 FROM source s "
-            "LEFT JOIN version v ON v.id = s.latest_version WHERE s.id = %s FOR UPDATE OF s",
-            (source_id,)).fetchone()
-        if latest and latest[0] is not None and (latest[2], latest[3]) == (
-                prepared.text_sha256, prepared.raw_sha256):
-            version_id, number, new_version = latest[0], latest[1], False
-        else:
-            previous = latest[0] if latest else None
-            number = latest[1] + 1 if latest and latest[1] is not None else 1
-            version_id = self._insert_version(db, source_id, number, prepared)
-            if previous is not None:
-                db.execute("UPDATE passage SET terms = NULL WHERE version_id = %s", (previous,))
-            self._index_version(db, version_id, prepared, terms)
-            new_version = True
-        retrieved = registration.retrieved
-        db.execute(
-            "UPDATE source SET latest_version = %s, last_retrieved = CASE WHEN %s "
-            "THEN greatest(last_retrieved, %s) ELSE last_retrieved END, "
-            "title = coalesce(%s, title), site = coalesce(%s, site), "
-            "author = coalesce(%s, author), published = coalesce(%s, published) "
-            "WHERE id = %s",
-            (version_id, retrieved, prepared.retrieved_at, prepared.title, prepared.site,
-             prepared.author, prepared.date, source_id))
-        self._insert_quotes(db, source_id, version_id, registration.quotes)
-        self._insert_searches(db, [(source_id, hit) for hit in registration.searches])
-        if retrieved:
-            db.execute(
-                "INSERT INTO attempt (kind, locator, at, status, message, source_id) "
-                "VALUES (%s, %s, %s, 'ok', %s, %s)",
-                (prepared.kind, prepared.display, prepared.retrieved_at,
-                 f"registered as [{source_id}] version {number}", source_id))
-        return StoredVersion(source_id, version_id, number, new_source, new_version)
-
-    def _find_or_create_source(self, db: Connection,
-                               prepared: PreparedVersion) -> tuple[int, bool]:
-        """The source's id, or a provisional (negative) id for a new source.
-
-        The unique locators of ``alias`` decide who registers a source first: a writer
-        inserting a name that another one is inserting waits for it, and if it
-        committed, takes its source. A new source whose names were not all free is
-        taken back (inside this transaction, no id spent) for the one that holds them."""
-        names = sorted({prepared.locator, *prepared.aliases})  # one lock order for all
-
-        def known() -> int | None:
-            found: dict[str, int] = dict(db.execute("SELECT locator, source_id FROM alias "
-                                    "WHERE locator = ANY(%s)", (names,)).fetchall())
-            if prepared.locator in found:
-                return int(found[prepared.locator])
-            # the oldest; a provisional one (this transaction's) after every numbered one
-            return min(found.values(), key=lambda i: (i < 0, abs(i))) if found else None
-
-        source_id = known()
-        if source_id is None:
-            row = db.execute(
-                "WITH s AS (INSERT INTO source (id, kind, locator, display, title, site, "
-                "    author, published, first_retrieved, last_retrieved) "
-                "  VALUES (-nextval('provisional_source'), %s, %s, %s, %s, %s, %s, %s, %s, %s) "
-                "  ON CONFLICT (locator) DO NOTHING RETURNING id), "
-                "a AS (INSERT INTO alias (locator, source_id) "
-                "  SELECT unnest(%s::text[]), s.id FROM s "
-                "  ON CONFLICT (locator) DO NOTHING RETURNING locator) "
-                "SELECT (SELECT id FROM s), (SELECT count(*) FROM a)",
-                (prepared.kind, prepared.locator, prepared.display, prepared.title,
-                 prepared.site, prepared.author, prepared.date, prepared.retrieved_at,
-                 prepared.retrieved_at, names)).fetchone()
-            assert row is not None
-            if row[0] is not None and row[1] == len(names):
-                return int(row[0]), True
-            if row[0] is not None:  # another writer registered one of its names first
-                db.execute("DELETE FROM alias WHERE source_id = %s", (row[0],))
-                db.execute("DELETE FROM source WHERE id = %s", (row[0],))
-            source_id = known()
-            if source_id is None:
-                raise LedgerCorrupt(f"{self.shown}: the source {prepared.locator} exists "
-                                    "without its name in the alias table", path=self.shown)
-        with db.cursor() as cursor:
-            cursor.executemany(
-                "INSERT INTO alias (locator, source_id) VALUES (%s, %s) "
-                "ON CONFLICT (locator) DO NOTHING", [(name, source_id) for name in names])
-        return source_id, False
-
-    @staticmethod
-    def _insert_version(db: Connection, source_id: int, number: int,
-                        p: PreparedVersion) -> int:
-        row = db.execute(
-            "INSERT INTO version (source_id, number, text_sha256, raw_sha256, retrieved_at, "
-            "extractor, extractor_version, meta, pages, text, raw, raw_size, raw_stored) "
-            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id",
-            (source_id, number, p.text_sha256, p.raw_sha256, p.retrieved_at, p.extractor,
-             p.extractor_version, json.dumps(p.meta, ensure_ascii=False, sort_keys=True),
-             json.dumps(p.pages) if p.pages else None, p.text, p.raw_compressed,
-             p.raw_size, p.raw_stored)).fetchone()
-        assert row is not None
-        return int(row[0])
-
-    @staticmethod
-    def _index_version(db: Connection, version_id: int, p: PreparedVersion,
-                       terms: Sequence[list[str]]) -> None:
-        with db.cursor() as cursor:
-            cursor.executemany(
-                'INSERT INTO passage (version_id, start, "end", page, page_label, terms, '
-                "ordinal, heading) VALUES (%s, %s, %s, %s, %s, "
-                "array_to_tsvector(%s::text[]), %s, %s)",
-                [(version_id, s.start, s.end, s.page, s.label, words, n,
-                  p.text[s.start : s.end] if heading else None)
-                 for n, (s, words, heading) in enumerate(
-                     zip(p.passages, terms, p.headings, strict=True), start=1)])
-            cursor.executemany(CHUNK_INSERT.format(p="%s"), chunk_rows(version_id, p.chunks))
-
-    @staticmethod
-    def _insert_quotes(db: Connection, source_id: int, version_id: int,
-                       quotes: Sequence[QuoteRow]) -> None:
-        if not quotes:
-            return
-        now = utc_now()
-        with db.cursor() as cursor:
-            cursor.executemany(
-                'INSERT INTO quote (source_id, version_id, start, "end", page, page_label, '
-                "text, first_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s) "
-                'ON CONFLICT (version_id, start, "end") DO NOTHING',
-                [(source_id, version_id, q.start, q.end, q.page, q.page_label, q.text, now)
-                 for q in quotes])
-
-    @staticmethod
-    def _insert_searches(db: Connection, hits: Sequence[tuple[int, SearchHit]]) -> None:
-        if not hits:
-            return
-        now = utc_now()
-        with db.cursor() as cursor:
-            cursor.executemany(
-                "INSERT INTO search_hit (source_id, query, engine, rank, title, snippet, at) "
-                "VALUES (%s, %s, %s, %s, %s, %s, %s) "
-                "ON CONFLICT (source_id, query, engine, rank) DO NOTHING",
-                [(source_id, h.query or "", h.engine or "", h.rank, h.title, h.snippet, now)
-                 for source_id, h in hits])
+    # --- writes (registration: store/pg_register.py) --------------------------------
 
     def record_searches(self, hits: Sequence[tuple[int, SearchHit]]) -> None:
         """Record search hits of registered sources (one kept per source, query, engine
@@ -616,46 +420,11 @@ class PostgresStore(PostgresBulk, WindowReads):
             "ORDER BY start", (version_id,))]
 
     def search(self, words: Sequence[str], limit: int, context: int = 40) -> Candidates:
-        """Up to ``limit`` passages holding any of ``words``: those whose words weigh
-        most (their IDF summed, :func:`~fetchledger.text.passages.idf`), then the
-        shorter ones (the rule of every backend); and how many passages hold each word."""
-        terms_of = {word: sorted(set(tokenize(word))) for word in words}
-        everything = sorted({t for terms in terms_of.values() for t in terms})
-        if not everything:
-            return Candidates((), 0, dict.fromkeys(words, 0))
-
-        def work(db: Connection) -> Candidates:
-            counts = db.execute(
-                "SELECT " + ", ".join(["(SELECT count(*) FROM passage WHERE terms @@ %s::tsquery)"]
-                                      * len(everything)) + ", (SELECT coalesce(max(id), 0) "
-                "FROM passage)", [_tsquery([t]) for t in everything]).fetchone()
-            assert counts is not None
-            holding_term = dict(zip(everything, counts[:-1], strict=True))
-            total = int(counts[-1])
-            # IDF of each term weighs the candidates: the index's pre-selection
-            weights = " + ".join(
-                "(CASE WHEN terms @@ %s::tsquery THEN %s ELSE 0 END)" for _ in everything)
-            params: list[Any] = []
-            for term in everything:
-                held = holding_term[term]
-                params += [_tsquery([term]), idf(total, held)]
-            rows = db.execute(
-                "SELECT v.source_id, v.id, v.number, p.start, p.\"end\", p.page, p.page_label, "
-                "substr(v.text, greatest(p.start - %s, 0) + 1, "
-                "       p.\"end\" - greatest(p.start - %s, 0) + %s), "
-                "greatest(p.start - %s, 0) "
-                f"FROM (SELECT id, version_id, start, \"end\", page, page_label, {weights} AS w "
-                "      FROM passage WHERE terms @@ %s::tsquery "
-                "      ORDER BY w DESC, \"end\" - start, id LIMIT %s) AS p "
-                "JOIN version v ON v.id = p.version_id ORDER BY p.w DESC, p.\"end\" - p.start, "
-                "p.id",
-                [context, context, context, context, *params, _tsquery(everything), limit],
-            ).fetchall()
-            holding = {word: max((holding_term[t] for t in terms), default=0)
-                       for word, terms in terms_of.items()}
-            return Candidates(tuple(PassageHit(*row) for row in rows), total, holding)
-
-        return self._read(work, snapshot=True)
+        """Up to ``limit`` passages holding any of ``words`` (the rule of every backend:
+        :mod:`.search`), and how many passages hold each word, from one snapshot."""
+        return self._read(lambda db: postgres_search(
+            lambda sql, params: db.execute(sql, params).fetchall(), words, limit, context),
+            snapshot=True)
 
     def attempts(self, *, failed_only: bool = False) -> list[Attempt]:
         sql = "SELECT locator, at, status, message, kind, source_id FROM attempt"

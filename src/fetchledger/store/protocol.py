@@ -122,6 +122,8 @@ class StoredVersion:
     version_number: int
     new_source: bool
     new_version: bool
+    # the source as of this version, when the store knows it without reading it back
+    source: Source | None = None
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,7 @@ from ..errors import (
     NoLedger,
 )
 from ..models import Attempt, Quote, SearchHit, Source
-from ..text.passages import Passage, idf
+from ..text.passages import Passage
 from .migrations import MIGRATIONS, refuse_unknown
 from .protocol import (
     COPY_COLUMNS,
@@ -39,7 +39,6 @@ from .protocol import (
     Candidates,
     ClaimRound,
     CopyBatch,
-    PassageHit,
     PreparedVersion,
     QuoteRow,
     Registration,
@@ -50,6 +49,7 @@ from .protocol import (
     utc_now,
     version_details_from_rows,
 )
+from .search import sqlite_search
 from .windows import CHUNK_INSERT, COPY_ORDER, WindowReads, chunk_rows
 
 __all__ = ["SQLiteStore"]
@@ -557,46 +557,11 @@ class SQLiteStore(WindowReads):
         return [Passage(*row) for row in rows]
 
     def search(self, words: Sequence[str], limit: int, context: int = 40) -> Candidates:
-        """Up to ``limit`` passages holding any of ``words``: those whose words weigh
-        most (their IDF summed, :func:`~fetchledger.text.passages.idf`), then the
-        shorter ones (the rule of every backend); and how many passages hold each word.
-
-        The index holds only each source's latest version, so every hit is current.
-        """
-        quoted = ['"' + word.replace('"', '""') + '"' for word in words]
-        count = "SELECT count(*) FROM passage_fts WHERE passage_fts MATCH ?"
+        """Up to ``limit`` passages holding any of ``words`` (the rule of every backend:
+        :mod:`.search`), and how many passages hold each word, from one snapshot."""
         with self._read() as db:
-            holding = {word: db.execute(count, (match,)).fetchone()[0]
-                       for word, match in zip(words, quoted, strict=True)}
-            # passages ever indexed (superseded ones too): near enough, and no scan
-            total = db.execute("SELECT coalesce(max(id), 0) FROM passage").fetchone()[0]
-            weighed = [(idf(total, holding[word]), match)
-                       for word, match in zip(words, quoted, strict=True) if holding[word]]
-            if not weighed:
-                return Candidates((), total, holding)
-            held = " UNION ALL ".join(
-                ["SELECT rowid AS id, ? AS w FROM passage_fts WHERE passage_fts MATCH ?"]
-                * len(weighed))
-            # Only the passages weighing at least the limit-th weight are looked up for
-            # their length (the tie-break): not every passage holding a query word.
-            sql = (
-                f"WITH hit AS MATERIALIZED (SELECT id, sum(w) AS weight FROM ({held}) "
-                "                          GROUP BY id), "
-                "cut AS (SELECT coalesce((SELECT weight FROM hit ORDER BY weight DESC "
-                "                         LIMIT 1 OFFSET ?), -1e308) AS weight) "
-                "SELECT v.source_id, v.id, v.number, p.start, p.end, p.page, p.page_label, "
-                "substr(v.text, max(p.start - ?, 0) + 1, p.end - max(p.start - ?, 0) + ?), "
-                "max(p.start - ?, 0) "
-                "FROM (SELECT q.id, hit.weight FROM hit JOIN passage q ON q.id = hit.id "
-                "      WHERE hit.weight >= (SELECT weight FROM cut) "
-                "      ORDER BY hit.weight DESC, q.end - q.start, q.id LIMIT ?) AS best "
-                "JOIN passage p ON p.id = best.id JOIN version v ON v.id = p.version_id "
-                "ORDER BY best.weight DESC, p.end - p.start, p.id"
-            )
-            params = ([x for pair in weighed for x in pair] + [max(limit - 1, 0)]
-                      + [context] * 4 + [limit])
-            hits = tuple(PassageHit(*row) for row in db.execute(sql, params))
-        return Candidates(hits, total, holding)
+            return sqlite_search(lambda sql, params: db.execute(sql, tuple(params)).fetchall(),
+                                 words, limit, context)
 
     def attempts(self, *, failed_only: bool = False) -> list[Attempt]:
         sql = "SELECT locator, at, status, message, kind, source_id FROM attempt"

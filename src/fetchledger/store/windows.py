@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import zlib
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..text.passages import Passage, heading_flags
@@ -33,6 +33,7 @@ __all__ = [
     "chunk_rows",
     "chunk_text",
     "reading_columns",
+    "spans_from_chunks",
 ]
 
 CHUNK = 16384  # code points of stored text per chunk
@@ -112,15 +113,23 @@ class WindowReads(ABC):
     def text_spans(self, version_id: int, spans: Sequence[tuple[int, int]]) -> list[str]:
         """``text[start:end]`` of a version's stored text for each ``(start, end)``, read
         from the chunks that hold them (each chunk once), never from the whole text."""
-        needed = sorted({n for start, end in spans if end > start
-                         for n in range(start // CHUNK, (end - 1) // CHUNK + 1)})
-        if not needed:
-            return ["" for _ in spans]
-        marks = ", ".join(["{p}"] * len(needed))
-        chunks = {int(n): zlib.decompress(bytes(body)).decode("utf-8") for n, body in self._run(
-            f"SELECT n, body FROM text_chunk WHERE version_id = {{p}} AND n IN ({marks})",
-            (version_id, *needed))}
-        return [_cut(chunks, start, end) for start, end in spans]
+        return spans_from_chunks(self._rows, self._mark, version_id, spans)
+
+
+def spans_from_chunks(rows: Callable[[str, Sequence[Any]], list[tuple[Any, ...]]], mark: str,
+                      version_id: int, spans: Sequence[tuple[int, int]]) -> list[str]:
+    """``text[start:end]`` of a version's stored text for each ``(start, end)`` (cut at
+    the text's end), read with ``rows(sql, params)`` (``mark``: the backend's parameter
+    mark) from the chunks that hold them, each chunk once."""
+    needed = sorted({n for start, end in spans if end > start
+                     for n in range(start // CHUNK, (end - 1) // CHUNK + 1)})
+    if not needed:
+        return ["" for _ in spans]
+    marks = ", ".join([mark] * len(needed))
+    chunks = {int(n): zlib.decompress(bytes(body)).decode("utf-8") for n, body in rows(
+        f"SELECT n, body FROM text_chunk WHERE version_id = {mark} AND n IN ({marks})",
+        (version_id, *needed))}
+    return [_cut(chunks, start, end) for start, end in spans]
 
 
 def _cut(chunks: dict[int, str], start: int, end: int) -> str:

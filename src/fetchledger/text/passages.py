@@ -14,7 +14,7 @@ import itertools
 import math
 import re
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -42,6 +42,7 @@ __all__ = [
     "select_quotes",
     "split_passages",
     "split_sentences",
+    "term_tokens",
     "tokenize",
 ]
 
@@ -252,6 +253,35 @@ def tokenize(text: str) -> list[str]:
     return [w if w.isdigit() else _stem(w) for w in _TOKEN.findall(fold_for_match(text))]
 
 
+def term_tokens(text: str, terms: Collection[str]) -> list[str]:
+    """:func:`tokenize`, except that a word which cannot stem to any of ``terms`` is
+    left unstemmed and given as ``""`` (never a term): the same count of tokens and
+    the same terms at the same places, for a fraction of the stemming.
+
+    Snowball's English stemmer rewrites only a word's ending (its R1 region starts
+    at the third letter at the earliest): a stem keeps the word's first letter, is
+    never longer than the word, and keeps its second letter too unless the stem is
+    one letter (``aed`` -> ``a``) or a ``y`` became ``i`` (``dying`` -> ``die``).
+    Checked on 463,279 distinct folded words (the shared corpus's and a random
+    vocabulary). Stemming every word of every candidate (pure Python, ~25 µs a word
+    the cache has not seen) was most of the time of a ledger-wide search."""
+    # a word's first two letters -> the shortest term it may stem to; one-letter terms
+    shortest: dict[str, int] = {}
+    single = {term for term in terms if len(term) == 1}
+    for term in terms:
+        if len(term) > 1:
+            for key in (term[:2], term[0] + "y") if term[1] == "i" else (term[:2],):
+                shortest[key] = min(len(term), shortest.get(key, len(term)))
+    out: list[str] = []
+    for word in _TOKEN.findall(fold_for_match(text)):
+        least = shortest.get(word[:2])
+        if (least is not None and len(word) >= least) or (single and word[0] in single):
+            out.append(word if word.isdigit() else _stem(word))
+        else:
+            out.append("")
+    return out
+
+
 def search_words(query: str) -> list[str]:
     """Distinct lowercased words of a query for the ledger's full-text index
     (which stems by itself), stopwords dropped unless nothing else is left."""
@@ -310,7 +340,7 @@ def _bm25(
 ) -> list[tuple[float, int]]:
     if not terms or not items:
         return []
-    docs = [tokenize(text[p.start : p.end]) for text, p in items]
+    docs = [term_tokens(text[p.start : p.end], terms) for text, p in items]
     avg_len = sum(len(d) for d in docs) / len(docs) or 1.0
     term_set = set(terms)
     df: Counter[str] = Counter()

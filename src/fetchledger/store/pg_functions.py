@@ -1,0 +1,194 @@
+"""The server-side function of the PostgreSQL ledger that writes registrations.
+
+Created by migration ``0009_register_function`` (:mod:`fetchledger.store.migrations`),
+called by :mod:`fetchledger.store.pg_register`: one statement writes a round of
+registrations, and the transaction's COMMIT goes with it.
+
+``fetchledger_register(p_key, p_now, p_regs, p_texts, p_raws, p_chunks, p_chunk_of,
+p_failed)`` takes the registrations as a JSON array (``p_regs``; their texts, raw bytes
+and text chunks beside it, ``p_chunk_of`` naming each chunk's registration, 1-based)
+and the failed attempts (``p_failed``, ``[kind, locator, status, message]`` each). For
+each registration, in order, it finds the source by its names:
+
+- a source that exists gets its new version (or none, when the text and raw bytes are
+  unchanged), its quotes and search hits there and then;
+- a new source gets only its heavy rows there: the version, waiting for its source
+  under a key no source has (``-(p_key + n)``; the version's foreign key to its source
+  is checked at the commit), its passages and text chunks.
+
+Then, last, it takes the id counter for the new sources — writers wait for each other
+only from here to their commit — and writes the few small rows that name their ids:
+source, names (``alias``), the version's source, quotes, search hits; then every ok
+attempt in order, and the failed ones. A name another writer registered meanwhile is a
+unique violation: the transaction is rolled back and run again, and then finds it.
+It answers one row per registration: the version, whether source and version are new,
+then the source (the columns of ``store.protocol.SOURCE_COLUMNS``).
+"""
+
+from __future__ import annotations
+
+__all__ = ["REGISTER_FUNCTION"]
+
+REGISTER_FUNCTION = """
+CREATE FUNCTION fetchledger_register(
+    p_key bigint, p_now text, p_regs jsonb, p_texts text[], p_raws bytea[],
+    p_chunks bytea[], p_chunk_of integer[], p_failed jsonb)
+RETURNS TABLE (version_id bigint, new_source boolean, new_version boolean,
+               source_id bigint, kind text, display text, title text, retrieved_at text,
+               text_sha256 text, versions bigint, number integer, first_retrieved text,
+               last_retrieved text, site text, author text, published text, meta text)
+LANGUAGE plpgsql AS $fn$
+#variable_conflict use_column
+DECLARE
+    n integer := jsonb_array_length(p_regs);
+    r jsonb;
+    names text[];
+    sid bigint;
+    vid bigint;
+    num integer;
+    changed boolean;
+    prev_id bigint;
+    prev_number integer;
+    prev_text text;
+    prev_raw text;
+    sids bigint[] := '{}';
+    vids bigint[] := '{}';
+    nums integer[] := '{}';
+    fresh boolean[] := '{}';
+    changes boolean[] := '{}';
+    new_count integer := 0;
+    base bigint;
+BEGIN
+    FOR i IN 1 .. n LOOP
+        r := p_regs -> (i - 1);
+        names := ARRAY(SELECT jsonb_array_elements_text(r -> 'names'));
+        changed := true;
+        prev_id := NULL;
+        prev_number := 0;
+        -- the source holding the canonical locator, else the oldest holding another name
+        SELECT a.source_id INTO sid FROM alias a WHERE a.locator = ANY(names)
+        ORDER BY a.locator = r ->> 'locator' DESC, a.source_id LIMIT 1;
+        IF sid IS NOT NULL THEN
+            INSERT INTO alias (locator, source_id) SELECT unnest(names), sid
+            ON CONFLICT (locator) DO NOTHING;
+            -- locked first, then read: the version a writer just committed is seen
+            SELECT s.latest_version INTO prev_id FROM source s WHERE s.id = sid FOR UPDATE;
+            SELECT v.number, v.text_sha256, v.raw_sha256
+            INTO prev_number, prev_text, prev_raw FROM version v WHERE v.id = prev_id;
+            changed := prev_id IS NULL OR prev_text IS DISTINCT FROM r ->> 'text_sha256'
+                       OR prev_raw IS DISTINCT FROM r ->> 'raw_sha256';
+        ELSE
+            sid := -(p_key + i);  -- numbered below
+            new_count := new_count + 1;
+            SET CONSTRAINTS version_source_id_fkey DEFERRED;
+        END IF;
+        IF changed THEN
+            num := coalesce(prev_number, 0) + 1;
+            vid := nextval(pg_get_serial_sequence('version', 'id'));
+            INSERT INTO version (id, source_id, number, text_sha256, raw_sha256,
+                                 retrieved_at, extractor, extractor_version, meta, pages,
+                                 text, raw, raw_size, raw_stored)
+            VALUES (vid, sid, num, r ->> 'text_sha256', r ->> 'raw_sha256', r ->> 'at',
+                    r ->> 'extractor', r ->> 'extractor_version', r ->> 'meta',
+                    r ->> 'pages', p_texts[i], p_raws[i], (r ->> 'raw_size')::bigint,
+                    (r ->> 'raw_stored')::bigint);
+            IF prev_id IS NOT NULL THEN  -- only the latest version is searched
+                UPDATE passage SET terms = NULL WHERE version_id = prev_id;
+            END IF;
+            INSERT INTO passage (version_id, start, "end", page, page_label, terms, ordinal,
+                                 heading)
+            SELECT vid, (x.p ->> 0)::integer, (x.p ->> 1)::integer, (x.p ->> 2)::integer,
+                   x.p ->> 3, array_to_tsvector(string_to_array(x.p ->> 4, ' ')), x.n,
+                   x.p ->> 5
+            FROM jsonb_array_elements(r -> 'passages') WITH ORDINALITY AS x(p, n);
+            INSERT INTO text_chunk (version_id, n, body)
+            SELECT vid, c.n - 1, c.body
+            FROM (SELECT body, row_number() OVER (ORDER BY k) AS n
+                  FROM unnest(p_chunks, p_chunk_of) WITH ORDINALITY AS u(body, owner, k)
+                  WHERE owner = i) AS c;
+        ELSE
+            num := prev_number;
+            vid := prev_id;
+        END IF;
+        IF sid > 0 THEN
+            UPDATE source SET latest_version = vid,
+                last_retrieved = CASE WHEN (r ->> 'retrieved')::boolean
+                                      THEN greatest(last_retrieved, r ->> 'at')
+                                      ELSE last_retrieved END,
+                title = coalesce(r ->> 'title', title), site = coalesce(r ->> 'site', site),
+                author = coalesce(r ->> 'author', author),
+                published = coalesce(r ->> 'published', published)
+            WHERE id = sid;
+            PERFORM fetchledger_register_quotes(sid, vid, r, p_now);
+        END IF;
+        sids := sids || sid;
+        vids := vids || vid;
+        nums := nums || num;
+        fresh := fresh || (sid < 0);
+        changes := changes || changed;
+    END LOOP;
+    IF new_count > 0 THEN
+        UPDATE counter SET value = value + new_count WHERE name = 'source'
+        RETURNING value - new_count INTO base;
+        FOR i IN 1 .. n LOOP
+            CONTINUE WHEN NOT fresh[i];
+            r := p_regs -> (i - 1);
+            base := base + 1;
+            sids[i] := base;
+            INSERT INTO source (id, kind, locator, display, title, site, author, published,
+                                first_retrieved, last_retrieved, latest_version)
+            VALUES (base, r ->> 'kind', r ->> 'locator', r ->> 'display', r ->> 'title',
+                    r ->> 'site', r ->> 'author', r ->> 'published', r ->> 'at',
+                    r ->> 'at', vids[i]);
+            INSERT INTO alias (locator, source_id)
+            SELECT name, base FROM jsonb_array_elements_text(r -> 'names') AS x(name)
+            ORDER BY name;
+            UPDATE version SET source_id = base WHERE id = vids[i];
+            PERFORM fetchledger_register_quotes(base, vids[i], r, p_now);
+        END LOOP;
+    END IF;
+    INSERT INTO attempt (kind, locator, at, status, message, source_id)
+    SELECT a.r ->> 'kind', a.r ->> 'display', a.r ->> 'at', 'ok',
+           format('registered as [%s] version %s', sids[a.n], nums[a.n]), sids[a.n]
+    FROM jsonb_array_elements(p_regs) WITH ORDINALITY AS a(r, n)
+    WHERE (a.r ->> 'retrieved')::boolean ORDER BY a.n;
+    INSERT INTO attempt (kind, locator, at, status, message)
+    SELECT f.a ->> 0, f.a ->> 1, p_now, f.a ->> 2, f.a ->> 3
+    FROM jsonb_array_elements(p_failed) WITH ORDINALITY AS f(a, n) ORDER BY f.n;
+    RETURN QUERY
+    SELECT vids[x.i], fresh[x.i], changes[x.i], s.id, s.kind, s.display, s.title,
+           v.retrieved_at, v.text_sha256,
+           CASE WHEN fresh[x.i] THEN 1
+                ELSE (SELECT count(*) FROM version c WHERE c.source_id = s.id) END,
+           v.number, s.first_retrieved, s.last_retrieved, s.site, s.author, s.published,
+           v.meta
+    FROM generate_series(1, n) AS x(i)
+    JOIN source s ON s.id = sids[x.i] JOIN version v ON v.id = vids[x.i]
+    ORDER BY x.i;
+END
+$fn$;
+
+-- A registration's quotes and search hits (``r``: one element of fetchledger_register's
+-- p_regs), under its source and version.
+CREATE FUNCTION fetchledger_register_quotes(p_source bigint, p_version bigint, r jsonb,
+                                            p_now text)
+RETURNS void LANGUAGE plpgsql AS $fn$
+BEGIN
+    IF jsonb_array_length(r -> 'quotes') > 0 THEN
+        INSERT INTO quote (source_id, version_id, start, "end", page, page_label, text,
+                           first_at)
+        SELECT p_source, p_version, (x.q ->> 0)::integer, (x.q ->> 1)::integer,
+               (x.q ->> 2)::integer, x.q ->> 3, x.q ->> 4, p_now
+        FROM jsonb_array_elements(r -> 'quotes') AS x(q)
+        ON CONFLICT (version_id, start, "end") DO NOTHING;
+    END IF;
+    IF jsonb_array_length(r -> 'hits') > 0 THEN
+        INSERT INTO search_hit (source_id, query, engine, rank, title, snippet, at)
+        SELECT p_source, x.h ->> 0, x.h ->> 1, (x.h ->> 2)::integer, x.h ->> 3, x.h ->> 4,
+               p_now
+        FROM jsonb_array_elements(r -> 'hits') AS x(h)
+        ON CONFLICT (source_id, query, engine, rank) DO NOTHING;
+    END IF;
+END
+$fn$;
+"""

@@ -1,0 +1,176 @@
+"""The registration writes of the PostgreSQL store: sources, versions, passages, quotes.
+
+:class:`PostgresRegistration` is a mixin of :class:`fetchledger.store.postgres.PostgresStore`
+(its connections, errors and transactions). Registrations are written by one
+server-side function (:mod:`fetchledger.store.pg_functions`), one statement sent with
+the ``COMMIT`` after the transaction's first statement (``_write``'s lock timeout):
+two round trips a transaction, nothing read in between.
+
+Ids stay dense 1..N and are never renumbered: a new source's id is written only once
+the counter gave it, by the end of that statement; a rolled-back transaction spent
+none. Writers wait for each other only from there to their commit.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import psycopg
+
+from ..models import SearchHit
+from .pg_bulk import passage_terms
+from .protocol import (
+    AttemptRow,
+    QuoteRow,
+    Registration,
+    StoredVersion,
+    source_from_row,
+    utc_now,
+)
+
+__all__ = ["PostgresRegistration"]
+
+T = TypeVar("T")
+Connection = psycopg.Connection[tuple[Any, ...]]
+
+_SPAN = 1 << 20  # keys of one round's new sources: -(base + 1) ... -(base + _SPAN - 1)
+_REGISTER = ("SELECT * FROM fetchledger_register(%s, %s, %s::jsonb, %s::text[], "
+             "%s::bytea[], %s::bytea[], %s::int[], %s::jsonb)")
+
+
+def _described(registration: Registration) -> dict[str, Any]:
+    """One registration as ``fetchledger_register`` reads it (all but the text, raw
+    bytes and chunks), with each passage's index terms."""
+    p = registration.version
+    text = p.text
+    return {
+        "kind": p.kind, "locator": p.locator, "display": p.display,
+        "names": sorted({p.locator, *p.aliases}), "title": p.title, "site": p.site,
+        "author": p.author, "published": p.date, "at": p.retrieved_at,
+        "text_sha256": p.text_sha256, "raw_sha256": p.raw_sha256,
+        "extractor": p.extractor, "extractor_version": p.extractor_version,
+        "meta": json.dumps(p.meta, ensure_ascii=False, sort_keys=True),
+        "pages": json.dumps(p.pages) if p.pages else None,
+        "raw_size": p.raw_size, "raw_stored": p.raw_stored,
+        "retrieved": registration.retrieved,
+        "quotes": [[q.start, q.end, q.page, q.page_label, q.text]
+                   for q in registration.quotes],
+        "hits": [[h.query or "", h.engine or "", h.rank, h.title, h.snippet]
+                 for h in registration.searches],
+        "passages": [[s.start, s.end, s.page, s.label,
+                      " ".join(passage_terms(text[s.start : s.end])),
+                      text[s.start : s.end] if heading else None]
+                     for s, heading in zip(p.passages, p.headings, strict=True)],
+    }
+
+
+def _rounds(registrations: Sequence[Registration]) -> list[list[int]]:
+    """The registrations' indexes in rounds, one statement each: a new round begins
+    where a registration shares a name with one before it in the round (that one's
+    source must exist for this one to find it)."""
+    rounds: list[list[int]] = []
+    seen: set[str] = set()
+    for n, registration in enumerate(registrations):
+        names = {registration.version.locator, *registration.version.aliases}
+        if not rounds or not seen.isdisjoint(names):
+            rounds.append([])
+            seen = set()
+        rounds[-1].append(n)
+        seen |= names
+    return rounds
+
+
+def _quote_columns(quotes: Sequence[QuoteRow]) -> dict[str, list[Any]]:
+    return {"qs": [q.start for q in quotes], "qe": [q.end for q in quotes],
+            "qp": [q.page for q in quotes], "ql": [q.page_label for q in quotes],
+            "qt": [q.text for q in quotes]}
+
+
+def _stored(row: tuple[Any, ...]) -> StoredVersion:
+    """A StoredVersion, with its Source, from a row ``fetchledger_register`` answered."""
+    version_id, new_source, new_version = row[:3]
+    source = source_from_row(row[3:])
+    return StoredVersion(source.id, int(version_id), source.version, bool(new_source),
+                         bool(new_version), source)
+
+
+class PostgresRegistration:
+    """The registration writes of a PostgreSQL ledger (mixed into ``PostgresStore``)."""
+
+    shown: str  # the ledger's URL without its password
+
+    if TYPE_CHECKING:  # what PostgresStore provides
+        def _write(self, work: Callable[[Connection], T], *, tries: int = ...,
+                   pipelined: bool = ..., retried: tuple[type[Exception], ...] = ...) -> T: ...
+
+    def register(
+        self, registrations: Sequence[Registration], attempts: Sequence[AttemptRow] = ()
+    ) -> list[StoredVersion]:
+        """Register retrievals and record failed attempts in ONE transaction, all of
+        them or none; ids are assigned inside it, in the order given.
+
+        New sources are numbered last, with the COMMIT (see the module docstring)."""
+        # CPU work before the transaction: it holds locks.
+        described = [json.dumps(_described(r), ensure_ascii=False) for r in registrations]
+        failed = json.dumps([[a.kind, a.locator, a.status, a.message] for a in attempts],
+                            ensure_ascii=False)
+        rounds = _rounds(registrations) or [[]]
+
+        def work(db: Connection) -> list[psycopg.Cursor[Any]]:
+            now = utc_now()
+            return [self._write_round(db, [registrations[i] for i in batch],
+                                      [described[i] for i in batch], now,
+                                      failed if n == len(rounds) - 1 else "[]")
+                    for n, batch in enumerate(rounds)]
+
+        # a unique violation: another writer registered one of the names meanwhile
+        done = self._write(work, pipelined=True, retried=(psycopg.errors.UniqueViolation,))
+        # sent with the COMMIT, read once it is done
+        return [_stored(row) for cursor in done for row in cursor.fetchall()]
+
+    @staticmethod
+    def _write_round(db: Connection, registrations: Sequence[Registration],
+                     described: Sequence[str], now: str, failed: str) -> psycopg.Cursor[Any]:
+        """Send one round of registrations (``described``: each one's JSON) and the
+        failed attempts (JSON) to ``fetchledger_register``, the statement that numbers
+        its new sources last."""
+        # the keys of its new sources until they are numbered: numbers no source has,
+        # distinct between writers (a collision, once in 2**42, is a unique violation)
+        key = secrets.randbelow(1 << 42) * _SPAN
+        versions = [r.version for r in registrations]
+        return db.execute(_REGISTER, (
+            key, now, "[" + ",".join(described) + "]", [v.text for v in versions],
+            [v.raw_compressed for v in versions],
+            [chunk for v in versions for chunk in v.chunks],
+            [n for n, v in enumerate(versions, start=1) for _ in v.chunks], failed),
+            binary=True)
+
+    @staticmethod
+    def _insert_quotes(db: Connection, source_id: int, version_id: int,
+                       quotes: Sequence[QuoteRow]) -> None:
+        if not quotes:
+            return
+        db.execute(
+            'INSERT INTO quote (source_id, version_id, start, "end", page, page_label, '
+            "text, first_at) SELECT %(source)s, %(version)s, qs, qe, qp, ql, qt, %(now)s "
+            "FROM unnest(%(qs)s::int[], %(qe)s::int[], %(qp)s::int[], %(ql)s::text[], "
+            "%(qt)s::text[]) AS x(qs, qe, qp, ql, qt) "
+            'ON CONFLICT (version_id, start, "end") DO NOTHING',
+            {"source": source_id, "version": version_id, "now": utc_now(),
+             **_quote_columns(quotes)})
+
+    @staticmethod
+    def _insert_searches(db: Connection, hits: Sequence[tuple[int, SearchHit]]) -> None:
+        if not hits:
+            return
+        now = utc_now()
+        with db.cursor() as cursor:
+            cursor.executemany(
+                "INSERT INTO search_hit (source_id, query, engine, rank, title, snippet, at) "
+                "VALUES (%s, %s, %s, %s, %s, %s, %s) "
+                "ON CONFLICT (source_id, query, engine, rank) DO NOTHING",
+                [(source_id, h.query or "", h.engine or "", h.rank, h.title, h.snippet, now)
+                 for source_id, h in hits])

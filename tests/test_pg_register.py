@@ -1,0 +1,158 @@
+"""How a PostgreSQL ledger writes registrations (store/pg_register.py, pg_functions.py):
+one statement per round of registrations, the id counter taken by its end only, ids
+never renumbered, and ledgers of the migrations before it upgraded in place."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import psycopg
+import pytest
+
+import fetchledger.store.postgres
+from fetchledger import Document, Ledger, LedgerLocked, Limits
+from fetchledger.store.prepare import prepare
+
+from conftest import rows, table_counts
+
+pytestmark = pytest.mark.postgres
+
+
+@pytest.fixture
+def url(pg_ledger_url: str) -> str:
+    return pg_ledger_url
+
+
+def doc(locator: str, text: str, *, aliases: tuple[str, ...] = ()) -> Document:
+    return Document(kind="web", locator=locator, display=locator, text=text,
+                    raw=text.encode(), aliases=aliases, title=f"Title of {locator}")
+
+
+def test_one_transaction_of_new_known_and_twice_named_sources(url: str) -> None:
+    with Ledger(url) as ledger:
+        ledger.register(doc("https://a.example/", "Water boils at 100 degrees."))
+        batch = [
+            doc("https://b.example/", "Ice melts at 0 degrees."),
+            doc("https://a.example/", "Water boils at 100 degrees, it says now."),  # known
+            doc("https://c.example/", "Lead melts at 327 degrees.",
+                aliases=("https://c.example/old",)),
+            doc("https://c.example/old", "Lead melts at 327 degrees."),  # c, by its alias
+            doc("https://d.example/", "Tin melts at 232 degrees."),
+        ]
+        got = ledger.record([prepare(d) for d in batch])
+        assert [(r.source.id, r.source.version, r.new_source, r.new_version)
+                for r in got if r is not None] == [
+            (2, 1, True, True), (1, 2, False, True), (3, 1, True, True),
+            (3, 1, False, False), (4, 1, True, True)]
+        # what a registration answers is what the ledger holds (as of the last one)
+        last = {r.source.id: r.source for r in got if r is not None}
+        assert last == {i: ledger.source(i) for i in last}
+        assert ledger.integrity_check() == "ok"
+        assert [(a.message, a.source_id) for a in ledger.attempts()][1:] == [
+            ("registered as [2] version 1", 2), ("registered as [1] version 2", 1),
+            ("registered as [3] version 1", 3), ("registered as [3] version 1", 3),
+            ("registered as [4] version 1", 4)]
+    assert rows(url, "SELECT locator, source_id FROM alias ORDER BY locator") == [
+        ("https://a.example/", 1), ("https://b.example/", 2), ("https://c.example/", 3),
+        ("https://c.example/old", 3), ("https://d.example/", 4)]
+    assert rows(url, "SELECT value FROM counter") == [(4,)]
+    # quotes are recorded under the ids the sources got
+    assert rows(url, "SELECT DISTINCT source_id FROM quote ORDER BY 1") == [(1,), (2,), (3,),
+                                                                            (4,)]
+    # nothing is left under a key: every version has its source
+    assert rows(url, "SELECT count(*) FROM version WHERE source_id < 0") == [(0,)]
+
+
+def test_a_known_source_registers_while_another_writer_holds_the_id_counter(
+        url: str) -> None:
+    with Ledger(url) as ledger:
+        ledger.register(doc("https://a.example/", "Water boils at 100 degrees."))
+    with psycopg.connect(url) as other:
+        other.execute("SELECT value FROM counter FOR UPDATE")  # a writer numbering
+        with Ledger(url, limits=Limits(ledger_busy_timeout=0.5)) as ledger:
+            again = ledger.register(doc("https://a.example/", "Water boils at 99 degrees."))
+            assert (again.source.id, again.source.version) == (1, 2)  # no wait for the id
+            with pytest.raises(LedgerLocked):  # a new source waits for it (here: too long)
+                ledger.register(doc("https://b.example/", "Ice melts at 0 degrees."))
+        other.rollback()
+    assert table_counts(url)["source"] == 1
+    assert rows(url, "SELECT count(*) FROM version WHERE source_id < 0") == [(0,)]
+
+
+def test_writers_of_different_sources_wait_for_each_other_only_to_number(url: str) -> None:
+    """A writer that has written its rows and holds the counter (not committed) lets
+    another writer write all of its rows meanwhile; only its numbering waits."""
+    Ledger(url).close()
+    with psycopg.connect(url) as other:
+        other.execute("SELECT value FROM counter FOR UPDATE")
+        done: list[int] = []
+
+        def register() -> None:
+            with Ledger(url) as led:
+                done.append(led.register(doc("https://b.example/", "Ice melts.")).source.id)
+
+        writer = threading.Thread(target=register)
+        writer.start()
+        deadline = time.monotonic() + 30
+        waiting: list[tuple[object, ...]] = []
+        while time.monotonic() < deadline and not waiting:
+            # the writer waits for the counter, its rows written (it has a transaction id)
+            waiting = rows(url, "SELECT pid FROM pg_stat_activity "
+                                "WHERE application_name = 'fetchledger' AND wait_event_type = "
+                                "'Lock' AND backend_xid IS NOT NULL AND %s = ANY("
+                                "pg_blocking_pids(pid))", other.info.backend_pid)
+            time.sleep(0.05)
+        assert waiting, "the writer did not write its rows before waiting for the counter"
+        assert done == []
+        other.rollback()
+        writer.join(timeout=30)
+    assert done == [1]
+
+
+def test_a_ledger_of_the_migrations_before_is_upgraded_without_renumbering(
+        url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with Ledger(tmp_path / "old.db") as old:
+        for n, text in enumerate(["Water boils at 100 degrees.", "Ice melts at 0 degrees.",
+                                  "Lead melts at 327 degrees."]):
+            old.register(doc(f"https://{n}.example/", text))
+        before = [(s.id, s.locator, s.sha256) for s in old.sources()]
+        names = [name for name, _ in fetchledger.store.postgres.POSTGRES_MIGRATIONS]
+        assert names[-1] == "0009_register_function"
+        with monkeypatch.context() as patched:  # a ledger as fetchledger left it before
+            patched.setattr(fetchledger.store.postgres, "POSTGRES_MIGRATIONS",
+                            fetchledger.store.postgres.POSTGRES_MIGRATIONS[:-1])
+            old.copy_to(url)
+    assert rows(url, "SELECT count(*) FROM migration WHERE name = '0009_register_function'"
+                ) == [(0,)]
+    with Ledger(url) as ledger:  # migrated on open
+        assert [(s.id, s.locator, s.sha256) for s in ledger.sources()] == before
+        assert ledger.integrity_check() == "ok"
+        assert ledger.register(doc("https://3.example/", "Tin melts at 232 degrees.")
+                               ).source.id == 4
+        again = ledger.register(doc("https://1.example/", "Ice melts at 0 degrees, or so."))
+        assert (again.source.id, again.source.version) == (2, 2)
+        assert ledger.quotes("ice melts", k=1)[0].source.id == 2
+        assert ledger.integrity_check() == "ok"
+    assert rows(url, "SELECT count(*) FROM migration WHERE name = '0009_register_function'"
+                ) == [(1,)]
+
+
+def test_commits_that_do_not_wait_for_the_flush_are_an_opt_in_of_the_url(url: str) -> None:
+    """README, "Sharing one ledger": ``-csynchronous_commit=off`` in the URL's options
+    (a libpq parameter) trades the last commits of a server crash for speed; by
+    default every registration waits for its commit to be flushed."""
+    with Ledger(url) as ledger:
+        ledger.register(doc("https://a.example/", "Water boils at 100 degrees."))
+        conn = ledger._store._conn  # type: ignore[attr-defined]
+        assert conn.execute("SHOW synchronous_commit").fetchone() == ("on",)
+    fast = url.replace("options=-csearch_path", "options=-csynchronous_commit%3Doff%20"
+                                                "-csearch_path")
+    assert fast != url
+    with Ledger(fast) as ledger:
+        assert ledger.register(doc("https://b.example/", "Ice melts at 0 degrees.")
+                               ).source.id == 2
+        conn = ledger._store._conn  # type: ignore[attr-defined]
+        assert conn.execute("SHOW synchronous_commit").fetchone() == ("off",)
+        assert ledger.integrity_check() == "ok"
