@@ -30,9 +30,10 @@ import functools
 import json
 import logging
 import threading
+import weakref
 import zlib
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager, nullcontext, suppress
 from typing import Any, TypeVar
 
 import psycopg
@@ -87,6 +88,18 @@ def _not_redundant(record: logging.LogRecord) -> bool:
 logging.getLogger("psycopg").addFilter(_not_redundant)
 
 
+class _Held:
+    """One thread's connection, closed when the thread ends (its ``threading.local``
+    goes, and this with it)."""
+
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+
+    def __del__(self) -> None:
+        with suppress(Exception):
+            self.conn.close()
+
+
 class PostgresStore(PostgresRegistration, PostgresBulk, WindowReads):
     """A ledger in one PostgreSQL database (or schema, by ``options=-csearch_path=``)."""
 
@@ -103,9 +116,10 @@ class PostgresStore(PostgresRegistration, PostgresBulk, WindowReads):
                                     hint="postgresql://USER@HOST:PORT/DATABASE") from exc
         self._password = str(password) if password else None
         # One connection per thread (a transaction belongs to one): a batch's writer and
-        # its claim rounds each have their own. close() closes them all.
+        # its claim rounds each have their own. A thread's ends with it; close() closes
+        # every one still open.
         self._local = threading.local()
-        self._opened: list[Connection] = []
+        self._opened: weakref.WeakSet[_Held] = weakref.WeakSet()
         self._opened_lock = threading.Lock()
         if read_only:  # an existing ledger only: nothing is created or migrated
             self._check_readable()
@@ -121,22 +135,22 @@ class PostgresStore(PostgresRegistration, PostgresBulk, WindowReads):
 
     def close(self) -> None:
         with self._opened_lock:
-            opened, self._opened = self._opened, []
-        for conn in opened:
-            conn.close()
+            opened = list(self._opened)
+            self._opened.clear()
+        for held in opened:
+            held.conn.close()
 
     # --- connections, errors, transactions -------------------------------------------
 
     def _connection(self) -> Connection:
         """This thread's connection: made on first use, made again once lost."""
-        conn: Connection | None = getattr(self._local, "conn", None)
-        if conn is not None and not conn.closed and not conn.broken:
-            return conn
-        if conn is not None:
+        held: _Held | None = getattr(self._local, "held", None)
+        if held is not None and not held.conn.closed and not held.conn.broken:
+            return held.conn
+        if held is not None:
             with self._opened_lock:
-                if conn in self._opened:
-                    self._opened.remove(conn)
-            conn.close()
+                self._opened.discard(held)
+            held.conn.close()
         options: dict[str, Any] = {"autocommit": True}
         given = conninfo_to_dict(self.url)
         if "connect_timeout" not in given:
@@ -145,9 +159,9 @@ class PostgresStore(PostgresRegistration, PostgresBulk, WindowReads):
             options["application_name"] = "fetchledger"
         with self._errors():
             conn = psycopg.connect(self.url, **options)
-        self._local.conn = conn
+        self._local.held = held = _Held(conn)
         with self._opened_lock:
-            self._opened.append(conn)
+            self._opened.add(held)
         return conn
 
     def _scrub(self, text: str) -> str:
