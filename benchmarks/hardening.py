@@ -12,8 +12,9 @@ the same run:
 
 Issue 13's classes run too (secrets, identity, lifetimes, forged output, clean
 errors): redaction time of 100,000-character command lines beside ``shlex`` and
-the URL search before the fix, and how long after each signal the last process
-of a killed fetchledger was gone.
+the URL search before the fix, how long after each signal (the browser's render
+included) the last process of a killed fetchledger was gone, with the load
+average, and per class the variants tried and how they ended.
 
     python benchmarks/hardening.py [--figures FILE] [--skip-tests]
 """
@@ -41,7 +42,25 @@ TESTS = ["tests/test_hardening_giants.py", "tests/test_hardening_fuzz.py",
          "tests/web/test_secret_echoes.py", "tests/web/test_identity_keyed.py",
          "tests/test_identity_upgrade.py", "tests/test_lifetimes.py",
          "tests/test_forged_output.py", "tests/test_clean_errors.py",
-         "tests/test_leak_variants.py"]  # issue 13, second red-team pass
+         "tests/test_leak_variants.py",  # issue 13, second red-team pass
+         # issue 13, third pass: the browser killed mid-render, the MCP guide's warning
+         "tests/web/test_browser_lifetimes.py", "tests/test_readme.py"]
+
+# Issue 13's classes, by the test files that try their variants (the table of results).
+ISSUE_13_CLASSES = {
+    "URL identity (one resource one id, idempotent normalization, zone ids, punycode)":
+        ["tests/web/test_identity_keyed.py", "tests/web/test_locators_web.py",
+         "tests/test_identity_upgrade.py"],
+    "forged output (every field, every output path)":
+        ["tests/test_forged_output.py", "tests/test_injection.py"],
+    "clean errors (numbers, --json, read-only verbs, outputs)": ["tests/test_clean_errors.py"],
+    "nothing left running (every death, every child, the browser)":
+        ["tests/test_lifetimes.py", "tests/web/test_browser_lifetimes.py"],
+    "secrets (names, echoes, shell forms, linear time)":
+        ["tests/test_secret_rules.py", "tests/web/test_secret_echoes.py",
+         "tests/test_hardening_leaks.py", "tests/test_leak_variants.py"],
+    "the MCP guide names commands that escape the root": ["tests/test_readme.py"],
+}
 
 HTTPX_BASELINE = """
 import json, resource, sys, httpx
@@ -64,12 +83,35 @@ print(json.dumps({"ok": True}))
 """
 
 
-def run_tests(figures: Path) -> int:
+def run_tests(figures: Path, report: Path) -> int:
     env = {**os.environ, "FETCHLEDGER_HARDENING": "1",
            "FETCHLEDGER_HARDENING_FIGURES": str(figures)}
     done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                           "--timeout", "900", *TESTS], cwd=ROOT, env=env, check=False)
+                           "--timeout", "900", f"--junitxml={report}", *TESTS], cwd=ROOT,
+                          env=env, check=False)
     return done.returncode
+
+
+def class_results(report: Path) -> list[list[object]]:
+    """Per issue-13 class: the test cases (variants) run, passed, failed and skipped."""
+    from xml.etree import ElementTree
+
+    if not report.is_file():
+        return []
+    counts: dict[str, list[int]] = {}
+    for case in ElementTree.parse(report).iter("testcase"):
+        module = (case.get("classname") or "").split(".")
+        path = "tests/" + "/".join(module[module.index("tests") + 1:] if "tests" in module
+                                   else module) + ".py"
+        for name, files in ISSUE_13_CLASSES.items():
+            if path in files:
+                tally = counts.setdefault(name, [0, 0, 0, 0])
+                tally[0] += 1
+                outcome = ("failed" if case.find("failure") is not None
+                           or case.find("error") is not None else
+                           "skipped" if case.find("skipped") is not None else "passed")
+                tally[{"passed": 1, "failed": 2, "skipped": 3}[outcome]] += 1
+    return [[name, *counts[name]] for name in ISSUE_13_CLASSES if name in counts]
 
 
 def baselines() -> list[list[object]]:
@@ -108,11 +150,13 @@ def main() -> int:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
         figures = args.figures or Path(folder) / "figures.jsonl"
+        report = figures.with_suffix(".junit.xml")
         failed = 0
         if not args.skip_tests:
             figures.unlink(missing_ok=True)
-            failed = run_tests(figures)
+            failed = run_tests(figures, report)
         records = [json.loads(line) for line in figures.read_text().splitlines() if line]
+        classes = class_results(report)
     measured = [r for r in records if "peak_mib" in r]
     rows: list[list[object]] = [[r["case"], r.get("status", "-"), r["peak_mib"],
                                  r["seconds"]] for r in measured]
@@ -125,6 +169,10 @@ def main() -> int:
         print("\nFuzzing (hypothesis examples run per property):\n")
         print(table(["property", "examples"], fuzz))
     _issue_13_tables(records)
+    if classes:
+        print(f"\nIssue 13's classes: the variants tried (test cases) and how they ended "
+              f"(load average {os.getloadavg()[0]:.1f} at the end):\n")
+        print(table(["class", "variants", "passed", "failed", "skipped"], classes))
     if failed:
         print(f"\nFAILED: the hardening tests exited {failed}", file=sys.stderr)
     return 1 if failed else 0
@@ -144,9 +192,10 @@ def _issue_13_tables(records: list[dict[str, object]]) -> None:
     if lifetime:
         print("\nNothing left running: seconds from the signal until no process of the run "
               "was left (target 2 s):\n")
-        print(table(["what was killed, how", "gone after (s)", "left"],
+        print(table(["what was killed, how", "gone after (s)", "left", "load average"],
                     [[r["case"], "NOT within 2 s" if r["gone_seconds"] is None
-                      else r["gone_seconds"], r["left"]] for r in lifetime]))
+                      else r["gone_seconds"], r["left"], r.get("load", "-")]
+                     for r in lifetime]))
 
 
 if __name__ == "__main__":

@@ -52,6 +52,12 @@ def filled(tmp_path: Path, ledger_path: Path) -> Path:
     ["curl", "--max-time", "1e400", "https://example.org/"],
     ["curl", "--snippets", HUGE, "https://example.org/"],
     ["read", "--pages", f"{HUGE}-", "note.txt"],
+    # issue 13, third pass: numbers Python's int() reads that are not ASCII digits
+    ["show", "1_0"], ["show", "\uff11"], ["show", " 1"], ["quotes", "water", "-k", "\u0661\u0662"],
+    ["quotes", "water", "-k", "1_0"], ["quotes", "water", "--source", "\u0661"],
+    ["run", "--timeout", "1_0", "--", "true"], ["run", "--timeout", "\u0661", "--", "true"],
+    ["read", "--pages", "\u0661", "note.txt"], ["show", "1", "--passages", "\u0663"],
+    ["refresh", "\uff13"], ["batch", "--concurrency", "\u0664", "-"],
 ])
 def test_numbers_out_of_range_are_exit_2_with_one_line(run_cli: Any, filled: Path,
                                                        monkeypatch: pytest.MonkeyPatch,
@@ -197,3 +203,163 @@ def test_a_batch_line_with_an_absurd_k_is_bad_input_for_that_line(run_cli: Any,
     assert result.exit_code == 2 and "Traceback" not in result.stderr
     line = json.loads(result.stdout.splitlines()[0])
     assert line["error"]["status"] == "invalid_argument" and "1,000" in line["error"]["message"]
+
+
+# --- issue 13, third pass: outputs that would destroy the ledger or a special file, outputs
+# that cannot be written, a PostgreSQL URL that does not parse, a log read-only media hold --
+
+
+def _ledger_sound(ledger_path: Path) -> None:
+    db = sqlite3.connect(ledger_path)
+    try:
+        assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+        assert db.execute("SELECT count(*) FROM source").fetchone() == (1,)
+    finally:
+        db.close()
+
+
+def _writers(target: str) -> list[list[str]]:
+    return [["export", "--format", form, "-o", target] for form in ("csl-json", "bibtex", "warc")] \
+        + [["render", "draft.md", "-o", target], ["render", "draft.md", "--style", "bibtex",
+                                                  "-o", target]]
+
+
+@pytest.mark.sqlite_only
+@pytest.mark.parametrize("suffix", ["", "-wal", "-shm", "-journal", " (a link to it)"])
+def test_an_output_never_replaces_the_ledger(run_cli: Any, filled: Path, ledger_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch,
+                                             suffix: str) -> None:
+    monkeypatch.chdir(filled.parent)
+    (filled.parent / "draft.md").write_text("Water boils at 100 degrees.[1]\n")
+    target = Path(f"{ledger_path}{suffix}")
+    if suffix.startswith(" "):
+        target = filled.parent / "link.db"
+        target.symlink_to(ledger_path)
+    for args in (*_writers(str(target)), ["copy", str(ledger_path), str(target)]):
+        result = run_cli("--json", *args)
+        assert result.exit_code == 2, (args, result.stdout, result.stderr)
+        assert _error_object(result.stdout)["error"]["status"] in ("invalid_path",
+                                                                  "invalid_argument")
+        assert "ledger" in result.stderr.splitlines()[0], result.stderr
+        _ledger_sound(ledger_path)
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device"])
+def test_an_output_never_replaces_a_special_file(run_cli: Any, filled: Path,
+                                                 monkeypatch: pytest.MonkeyPatch,
+                                                 kind: str) -> None:
+    import os
+    import stat
+
+    monkeypatch.chdir(filled.parent)
+    (filled.parent / "draft.md").write_text("Water boils at 100 degrees.[1]\n")
+    target = filled.parent / f"out.{kind}"
+    if kind == "fifo":
+        os.mkfifo(target)
+    else:  # a null device of our own: never a real one of the machine's /dev
+        try:
+            os.mknod(target, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+        except PermissionError:
+            pytest.skip("making a device node needs root")
+    for args in _writers(str(target)):
+        result = run_cli("--json", *args)
+        assert result.exit_code == 2, (args, result.stdout, result.stderr)
+        assert _error_object(result.stdout)["error"]["status"] == "invalid_path"
+        assert "not a regular file" in result.stderr
+        mode = target.stat().st_mode
+        assert stat.S_ISFIFO(mode) if kind == "fifo" else stat.S_ISCHR(mode)
+
+
+@pytest.mark.parametrize("target", ["/proc/fetchledger-out", "/sys/fetchledger-out"])
+def test_an_output_that_cannot_be_written_is_one_clean_line(run_cli: Any, filled: Path,
+                                                            monkeypatch: pytest.MonkeyPatch,
+                                                            target: str) -> None:
+    monkeypatch.chdir(filled.parent)
+    (filled.parent / "draft.md").write_text("Water boils at 100 degrees.[1]\n")
+    for args in _writers(target):
+        result = run_cli("--json", *args)
+        assert result.exit_code == 2, (args, result.stdout, result.stderr)
+        assert _error_object(result.stdout)["error"]["status"] == "invalid_path"
+        lines = result.stderr.strip().splitlines()
+        assert lines[0].startswith(f"fetchledger: error: cannot write {target}"), lines
+        assert len(lines) <= 2 and "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("url", ["postgres://u:%zz@h/x", "postgresql://[::1", "postgresql://h:x/d",
+                                 "postgresql://u@h/d?sslmode=bogus&connect_timeout=nan"])
+def test_a_postgresql_url_that_does_not_parse_is_exit_4_in_one_line(run_cli: Any,
+                                                                   url: str) -> None:
+    for verb in (["list"], ["fetch", "https://example.org/"]):
+        result = run_cli("--json", "--ledger", url, *verb)
+        assert result.exit_code == 4, (url, verb, result.stdout, result.stderr)
+        assert _error_object(result.stdout)["error"]["status"] == "ledger_error"
+        assert result.stderr.startswith("fetchledger: error: ")
+        assert "Traceback" not in result.stderr and "%zz" not in result.stderr
+
+
+WAL_ONLY = """
+import os, sqlite3, subprocess, sys
+holder = sqlite3.connect(sys.argv[1])  # keeps the file open: nothing checkpoints the log
+holder.execute("PRAGMA wal_autocheckpoint = 0")
+holder.execute("SELECT count(*) FROM source").fetchone()
+subprocess.run([sys.executable, "-m", "fetchledger", "--ledger", sys.argv[1], "read",
+                sys.argv[2]], check=True, capture_output=True)
+os._exit(0)  # dies with the log still holding the second source
+"""
+
+
+@needs_mount_namespace
+@pytest.mark.parametrize("index", ["kept", "lost"])
+def test_read_only_media_show_what_the_write_ahead_log_holds(tmp_path: Path, filled: Path,
+                                                              index: str) -> None:
+    """A ledger copied to read-only media with its -wal (and with or without its -shm:
+    the log's index, which read-only media cannot make): every committed source is
+    there, none silently missing."""
+    folder = tmp_path / "ro"
+    with Ledger(folder / "l.db") as ledger:
+        ledger.read(filled)
+    second = tmp_path / "second.txt"
+    second.write_text("The moon was full over the harbour that night.\n")
+    subprocess.run([sys.executable, "-c", WAL_ONLY, str(folder / "l.db"), str(second)],
+                   check=True)
+    assert (folder / "l.db-wal").stat().st_size > 0
+    if index == "lost":
+        (folder / "l.db-shm").unlink()
+    before = {p.name: p.read_bytes() for p in folder.iterdir()}
+    calls = "\n".join(
+        f"{FETCHLEDGER} --ledger {folder / 'l.db'} {args}; echo \"rc=$?\""
+        for args in ("--json list", "show 2", "quotes moon"))
+    done = in_mount_namespace(f"""
+        cd {tmp_path}
+        mount --bind {folder} {folder} && mount -o remount,bind,ro {folder} || exit 90
+        {calls}
+    """)
+    assert done.stdout.count("rc=0") == 3, (done.stdout, done.stderr)
+    assert '"id": 2' in done.stdout and "second.txt" in done.stdout, done.stdout
+    assert "moon was full" in done.stdout
+    assert {p.name: p.read_bytes() for p in folder.iterdir()} == before
+
+
+@pytest.mark.parametrize("args", [["check", "/dev/zero"], ["render", "/dev/zero"],
+                                  ["export", "--format", "csl-json", "--cited-by", "/dev/zero",
+                                   "-o", "out.json"],
+                                  ["batch", "/dev/zero"], ["ingest", "/dev/zero"]])
+def test_an_endless_input_is_refused_at_its_cap(run_cli: Any, filled: Path,
+                                                monkeypatch: pytest.MonkeyPatch,
+                                                args: list[str]) -> None:
+    """A draft or an input list that never ends (a device: /dev/zero) was read for ever,
+    its memory growing; it stops at the cap (64 MiB of draft, 256 MiB of inputs), exit 2."""
+    monkeypatch.chdir(filled.parent)
+    started = time.monotonic()
+    result = run_cli("--json", *args)
+    assert result.exit_code == 2, (result.stdout, result.stderr)
+    assert "too large" in _error_object(result.stdout)["error"]["message"]
+    assert time.monotonic() - started < 30
+    assert not (filled.parent / "out.json").exists()
+
+
+def test_a_pack_that_cannot_be_written_is_one_clean_line(run_cli: Any, filled: Path) -> None:
+    result = run_cli("--json", "export", "--format", "pack", "-o", "/proc/fetchledger-pack")
+    assert result.exit_code == 2, (result.stdout, result.stderr)
+    assert _error_object(result.stdout)["error"]["status"] == "invalid_path"
+    assert result.stderr.startswith("fetchledger: error: cannot write /proc/fetchledger-pack")

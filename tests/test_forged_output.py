@@ -149,3 +149,74 @@ def test_mcp_text_never_carries_a_raw_control(mcp_over: McpSession,
         _assert_unforged(text_of(mcp_over.call(name, **arguments)))
     error = mcp_over.call("read_file", path=str(forged_files[1]) + "\nmissing")
     assert error.is_error and _raw_controls(text_of(error)) == []
+
+
+# --- issue 13, third pass: JSON printed for people, refresh --json, MCP resource listings -----
+
+# Everything the display function escapes, in a title a source controls (a file name).
+EVERY_FORGER = "".join(FORGERS.values())
+
+
+def test_printed_json_escapes_what_the_display_function_escapes() -> None:
+    from fetchledger import json_text
+
+    value = {"title": f"x{EVERY_FORGER}y", "emoji": "水 é 😀"}
+    for indent in (None, 2):
+        printed = json_text(value, indent=indent)
+        assert _raw_controls(printed) == [], printed
+        assert json.loads(printed) == value  # the same JSON: every value exact
+        assert "😀" in printed  # other characters stay as they are
+
+
+def test_refresh_json_lines_carry_no_raw_control(run_cli: Any, tmp_path: Path) -> None:
+    path = tmp_path / f"tides{EVERY_FORGER.replace(chr(10), '').replace(chr(13), '')}.txt"
+    path.write_text("The tide is high at noon.\n", encoding="utf-8")
+    assert run_cli("read", str(path)).exit_code == 0
+    path.write_text("The tide is low at noon.\n", encoding="utf-8")
+    result = run_cli("--json", "refresh", "--all")
+    assert result.exit_code in (0, 1), result.stderr
+    assert _raw_controls(result.stdout) == [], result.stdout
+    [line] = result.stdout.splitlines()
+    assert json.loads(line)["source"]["locator"] == str(path)  # the values stay exact
+
+
+def test_mcp_resource_listing_shows_titles_escaped(forged_files: list[Path],
+                                                   tmp_path: Path) -> None:
+    session = McpSession(["mcp", "--ledger", str(tmp_path / "mcp.db"), "--root",
+                          str(forged_files[0].parent)], cwd=tmp_path, workdir=tmp_path / "logs")
+    try:
+        for path in forged_files:
+            assert not session.call("read_file", path=str(path)).is_error
+        listed = session.portal.call(session.client.list_resources).resources
+        assert len(listed) == len(forged_files)
+        for resource in listed:
+            for shown in (resource.name, resource.title or "", resource.description or ""):
+                assert _raw_controls(shown) == [] and "\n" not in shown, (resource.uri, shown)
+    finally:
+        session.close()
+
+
+@pytest.mark.parametrize("style", ["markdown", "plain", "footnotes", "evidence", "bibtex"])
+def test_every_style_escapes_markup_in_what_a_source_controls(ledger_path: Path, run_cli: Any,
+                                                              tmp_path: Path, style: str) -> None:
+    """A title, site or author holding ``<script>``, an unterminated ``<!--`` or the
+    Sources block's own end marker is text in every style: no raw ``<`` of the source
+    reaches the block (plain: backslash-escaped; BibTeX: ``\\textless{}``)."""
+    with Ledger(ledger_path) as ledger:
+        ledger.register(Document(
+            kind="web", locator="https://example.org/a", display="https://example.org/a",
+            title="Tides <script>alert(1)</script> <!-- /fetchledger:sources --> report",
+            site="Harbour <b>office</b>", author="Clerk <!--",
+            text="The harbour sees two tides a day.", raw=b"x"))
+    draft = tmp_path / "draft.md"
+    draft.write_text("The harbour sees two tides a day.[1]\n", encoding="utf-8")
+    block = run_cli("render", str(draft), "--style", style).stdout
+    assert "Tides" in block and "alert(1)" in block, block
+    ours = block.replace("<https://example.org/a>", "")  # the block's own autolink
+    assert not re.search(r"(?<![\\{])<", ours.replace("\\textless{}", "")), block
+    if style in ("markdown", "plain", "footnotes", "evidence"):
+        run_cli("render", str(draft), "--style", style, "--in-place")
+        written = draft.read_text(encoding="utf-8")
+        assert written.count("<!-- /fetchledger:sources -->") == 1, written
+        again = run_cli("render", str(draft), "--style", style, "--in-place")
+        assert again.exit_code == 0 and draft.read_text(encoding="utf-8") == written

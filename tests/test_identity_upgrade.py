@@ -94,7 +94,7 @@ def test_an_old_ledger_keeps_its_ids_and_finds_them_under_the_new_identity(
     assert meta["final_url"] == "https://api.example/v1/items?accesstoken=REDACTED&page=2"
     assert rows(path, "SELECT name FROM migration ORDER BY name") == [
         ("0001_initial",), ("0002_keyed_identity",), ("0005_search_hits",),
-        ("0007_secret_rules",), ("0008_reading",)]
+        ("0007_secret_rules",), ("0008_reading",), ("0010_credentials_not_identity",)]
     assert rows(path, "PRAGMA integrity_check") == [("ok",)]
 
 
@@ -138,3 +138,28 @@ def test_a_ledger_of_the_first_secret_rules_keeps_its_ids_under_the_second(
                               ("alias", "locator"), ("version", "meta")):
             for (stored,) in rows(ledger_path, f"SELECT {column} FROM {table}"):
                 assert value not in str(stored), (table, column, stored)
+
+
+@pytest.mark.both_backends
+def test_a_ledger_that_held_user_info_in_identities_keeps_its_ids(
+        ledger_path: LedgerLocation) -> None:
+    """Identities once kept ``REDACTED@`` for URL user-info (issue 13, third pass: it is a
+    credential, not identity): migration 0010 finds each source again without it, under
+    its old id; where a source of the same URL without user-info exists, it keeps the
+    identity and the other keeps its old locator (never merged, never renumbered)."""
+    with Ledger(ledger_path) as ledger:
+        for locator in ("https://REDACTED@intranet.example/report?q=1",
+                        "https://REDACTED@wiki.example/page",
+                        "https://wiki.example/page"):
+            ledger.register(Document(kind="web", locator=locator, display=locator,
+                                     text="The stored text of a page.", raw=b"r"))
+    rows(ledger_path, "DELETE FROM migration WHERE name = '0010_credentials_not_identity'")
+    with Ledger(ledger_path) as ledger:
+        key = ledger.identity_key
+        find = ledger.source_for
+        assert find(url_identity("https://u:pw@intranet.example/report?q=1", key)).id == 1
+        assert find(url_identity("https://intranet.example/report?q=1", key)).id == 1
+        assert find(url_identity("https://wiki.example/page", key)).id == 3
+        assert find("https://REDACTED@wiki.example/page").id == 2
+        assert [s.id for s in ledger.sources()] == [1, 2, 3]
+        assert ledger.source(1).locator == "https://REDACTED@intranet.example/report?q=1"

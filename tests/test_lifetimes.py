@@ -11,11 +11,9 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import socket
 import subprocess
 import sys
-import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,68 +21,7 @@ from pathlib import Path
 import pytest
 
 from pdfgen import fanout_pdf
-
-from measured import record_fact
-
-SIGNALS = ["SIGTERM", "SIGINT", "SIGHUP", "SIGKILL"]
-GONE_WITHIN = 2.0
-
-
-def marked(mark: str) -> list[int]:
-    """Processes whose environment holds ``mark`` (all that one run started)."""
-    needle = f"FETCHLEDGER_TEST_MARK={mark}".encode()
-    found = []
-    for environ in Path("/proc").glob("[0-9]*/environ"):
-        try:
-            if needle in environ.read_bytes().split(b"\0"):
-                state = (environ.parent / "stat").read_text().rsplit(")", 1)[1].split()[0]
-                if state != "Z":
-                    found.append(int(environ.parent.name))
-        except (OSError, IndexError):
-            continue
-    return found
-
-
-def wait_for(condition: object, seconds: float) -> float | None:
-    """Seconds until ``condition()`` holds, or None if it did not within ``seconds``."""
-    started = time.monotonic()
-    while time.monotonic() - started < seconds:
-        if condition():  # type: ignore[operator]
-            return time.monotonic() - started
-        time.sleep(0.02)
-    return None
-
-
-class Run:
-    """``python -m fetchledger ARGS`` with a marked environment."""
-
-    def __init__(self, args: list[str], cwd: Path, **popen: object) -> None:
-        self.mark = uuid.uuid4().hex
-        env = {**os.environ, "FETCHLEDGER_TEST_MARK": self.mark,
-               "FETCHLEDGER_LEDGER": str(cwd / "ledger.db")}
-        self.process = subprocess.Popen([sys.executable, "-m", "fetchledger", *args], cwd=cwd,
-                                        env=env, **popen)  # type: ignore[call-overload]
-
-    def started(self, count: int, what: str) -> None:
-        """Wait until ``count`` processes of this run are up (fetchledger included)."""
-        assert wait_for(lambda: len(marked(self.mark)) >= count, 20.0) is not None, \
-            f"{what} did not start"
-        time.sleep(0.1)
-
-    def kill_and_check(self, how: str, what: str = "") -> None:
-        if how == "stdin":
-            assert self.process.stdin is not None
-            self.process.stdin.close()
-        else:
-            os.kill(self.process.pid, getattr(signal, how))
-        took = wait_for(lambda: not marked(self.mark), GONE_WITHIN)
-        left = marked(self.mark)
-        for pid in left:
-            os.kill(pid, signal.SIGKILL)
-        self.process.wait(timeout=5)
-        record_fact("lifetime", f"{what or 'fetchledger'}: {how}",
-                    gone_seconds=None if took is None else round(took, 3), left=len(left))
-        assert took is not None, f"after {how}, {len(left)} processes were still running"
+from procs import SIGNALS, Run
 
 
 @pytest.mark.parametrize("how", SIGNALS)

@@ -64,3 +64,23 @@ def test_readme_command_line_example_runs_from_examples(tmp_path: Path) -> None:
         if done.returncode:
             printed.append(f"[exit {done.returncode}]")
         assert printed == shown, f"$ {command}"
+
+
+# Commands that, once allowed with --allow-command, start a shell or other programs, read or
+# write outside --root (issue 13): docs/mcp.md names each one under its warning.
+ESCAPING_COMMANDS = [
+    "python3", "node", "perl", "sh", "bash", "awk", "sed", "make",  # interpreters
+    "env CMD", "xargs CMD", "find -exec", "timeout", "nice", "nohup", "sudo", "ssh",
+    "git -c alias.x=", "core.pager", "npm", "docker", "busybox", "strace", "flock",
+    "setsid", "stdbuf", "script -c", "fetchledger",  # commands that run commands
+    "cat", "grep -r", "sqlite3", "curl file:///",  # read any path
+    "tee", "dd", "curl -o", "sort -o", "find -fprint", "tar -x", "git clone",  # write any path
+]
+
+
+def test_the_mcp_guide_names_every_command_that_escapes_the_root() -> None:
+    text = (ROOT / "docs" / "mcp.md").read_text(encoding="utf-8")
+    warning = text[text.index("**Warning — an allowed command is everything"):]
+    warning = warning[:warning.index("\n\n**Network.**")]
+    missing = [name for name in ESCAPING_COMMANDS if name not in warning]
+    assert not missing, f"docs/mcp.md's warning does not name {missing}"

@@ -117,6 +117,17 @@ def resolve_ledger_path(
     return cwd / LEDGER_DIR / LEDGER_FILE
 
 
+def ledger_files(location: Path | str) -> frozenset[Path]:
+    """The files an SQLite ledger lives in (the database, its write-ahead log and its
+    index, a rollback journal), links followed; none for a PostgreSQL ledger. No output
+    may replace one of them."""
+    if not isinstance(location, Path):
+        return frozenset()
+    base = location.resolve()
+    return frozenset({base, *(base.with_name(base.name + suffix)
+                               for suffix in ("-wal", "-shm", "-journal"))})
+
+
 def _absolute(path: Path, cwd: Path) -> Path:
     return path if path.is_absolute() else cwd / path
 

@@ -32,6 +32,7 @@ from .config import (
     allow_private_from_env,
     check_count,
     check_seconds,
+    ledger_files,
     resolve_ledger_path,
 )
 from .document import Document, Page
@@ -717,8 +718,9 @@ class Ledger:
         attempts unchanged. InvalidArgument, and nothing written, if it is not empty."""
         target = resolve_ledger_path(destination)
         shown = shown_location(target)
-        if shown == self.location:
-            raise InvalidArgument(f"{shown} is the ledger being copied")
+        if shown == self.location or (isinstance(target, Path)
+                                      and target.resolve() in ledger_files(self.path)):
+            raise InvalidArgument(f"{shown} is the ledger being copied (or one of its files)")
         store = open_store(target, busy_timeout=self.limits.ledger_busy_timeout)
         try:
             store.import_rows(self._store.export_rows())

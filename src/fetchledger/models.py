@@ -24,7 +24,7 @@ from urllib.parse import urlsplit
 
 from .errors import FetchLedgerError, QuoteNotFound
 from .hints import Front, phrased
-from .text.normalize import one_line, printable, printable_line
+from .text.normalize import UNPRINTABLE_BEYOND_C0, one_line, printable, printable_line
 
 __all__ = [
     "Attempt",
@@ -95,17 +95,24 @@ def tool_error_lines(error: FetchLedgerError) -> list[str]:
     return lines
 
 
-# C1 controls, DEL, bidi controls and line separators: JSON may hold them raw, and a
-# terminal (or a careless log reader) would act on them.
-_RAW_IN_JSON = re.compile("[\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e"
-                          "\u2066-\u2069]")
+# What the display function escapes beyond C0 (JSON escapes C0 itself): JSON may hold
+# them raw, and a terminal, a model or a careless log reader would act on them.
+_RAW_IN_JSON = re.compile(f"[{UNPRINTABLE_BEYOND_C0}]")
+
+
+def _json_escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    if code < 0x10000:
+        return f"\\u{code:04x}"
+    code -= 0x10000  # a character beyond the BMP is a surrogate pair in JSON
+    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
 
 
 def json_text(data: Any, *, indent: int | None = 2) -> str:
     """``data`` as JSON for printing: every value exact, non-ASCII text as it is, but
-    the characters a terminal would act on written as ``\\uXXXX`` (the same JSON)."""
-    text = json.dumps(data, ensure_ascii=False, indent=indent)
-    return _RAW_IN_JSON.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    the characters the display function escapes written as ``\\uXXXX`` (the same
+    JSON)."""
+    return _RAW_IN_JSON.sub(_json_escape, json.dumps(data, ensure_ascii=False, indent=indent))
 
 
 @dataclass(frozen=True)
@@ -149,6 +156,11 @@ class Source:
         if not title or title == label:
             return printable(f"[{self.id}] {label}")
         return printable(f"[{self.id}] {title} — {label}")
+
+    def shown_title(self) -> str:
+        """The title as people are shown it (the label when there is none): one line,
+        what the source controls through the display function."""
+        return printable(one_line(self.title or "") or self.label)
 
     def list_line(self) -> str:
         """The source as ``list`` prints it: its header, kind, versions, last retrieval."""

@@ -53,7 +53,7 @@ class Window:
 
 def parse_passage_range(spec: str) -> tuple[int, int | None]:
     """``"41"``, ``"41-60"``, ``"41-"`` or ``"-60"`` as (first, last or None)."""
-    match = re.fullmatch(r"\s*(\d*)\s*(-?)\s*(\d*)\s*", spec)
+    match = re.fullmatch(r"\s*([0-9]*)\s*(-?)\s*([0-9]*)\s*", spec)
     if not match or not (match.group(1) or match.group(3)):
         raise InvalidArgument(f"bad passage range {spec!r}", hint="use N, A-B, A- or -B")
     first = int(match.group(1) or 1)

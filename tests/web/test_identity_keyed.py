@@ -21,7 +21,12 @@ from hypothesis import strategies as st
 
 from fetchledger import Ledger
 from fetchledger.errors import InvalidURL
-from fetchledger.identity.urls import normalize_url, parse_http_url, url_identity
+from fetchledger.identity.urls import (
+    normalize_url,
+    parse_http_url,
+    url_identity,
+    without_userinfo,
+)
 
 from .webserver import LoopbackServer
 from conftest import rows
@@ -90,8 +95,10 @@ def test_a_trailing_dot_dot_does_not_collide_with_its_parent() -> None:
 
 
 _PATH = st.lists(st.sampled_from(["a", "B", ".", "..", "%2e", "%2E%2e", ".%2e", "%7e", "x%2Fy",
-                                  "%41", "", "é", "c d", "%25", "~"]), max_size=6)
-_QUERY = st.lists(st.tuples(st.sampled_from(["q", "page", "token", "sortKey", "utm_x", "a%20b"]),
+                                  "%41", "", "é", "c d", "%25", "~", "%2e.", ".%2E", "%c3%a9",
+                                  "%C3%A9", "%2f", "a;b", "%3B"]), max_size=6)
+_QUERY = st.lists(st.tuples(st.sampled_from(["q", "page", "token", "sortKey", "utm_x", "a%20b",
+                                             "UTM_Source", "fbclid", "utm%5Fmedium", "Q"]),
                             st.text(string.ascii_letters + "%2e+=~", max_size=6)), max_size=4)
 
 
@@ -100,8 +107,10 @@ def _urls(draw: st.DrawFn) -> str:
     scheme = draw(st.sampled_from(["http", "https", "HTTP"]))
     user = draw(st.sampled_from(["", ":@", "@", "u@", "u:p@", ":p@"]))
     host = draw(st.sampled_from(["example.com", "EXAMPLE.com.", "127.0.0.1", "[::1]",
-                                 "xn--r8jz45g.jp", "0x7f.1", "bücher.example"]))
-    port = draw(st.sampled_from(["", ":80", ":443", ":8080"]))
+                                 "xn--r8jz45g.jp", "0x7f.1", "bücher.example", "[0:0::1]",
+                                 "[::FFFF:127.0.0.1]", "XN--BCHER-KVA.example",
+                                 "BÜCHER.example", "2130706433"]))
+    port = draw(st.sampled_from(["", ":80", ":443", ":8080", ":0443", ":", ":080"]))
     path = "/" + "/".join(draw(_PATH))
     query = "&".join(f"{k}={v}" for k, v in draw(_QUERY))
     fragment = draw(st.sampled_from(["", "#f", "#a/../b"]))
@@ -118,7 +127,7 @@ def test_normalization_is_idempotent_over_generated_urls(url: str) -> None:
     assert normalize_url(once) == once
     keyed = url_identity(url, KEY)
     assert url_identity(keyed, KEY) == keyed
-    assert url_identity(once, KEY).split("?")[0] == once.split("?")[0]
+    assert url_identity(once, KEY).split("?")[0] == without_userinfo(once).split("?")[0]
     assert "/./" not in once and "/../" not in once and not once.split("?")[0].endswith("/..")
 
 
@@ -151,3 +160,104 @@ def test_a_malformed_punycode_redirect_is_a_clean_failure_and_batch_goes_on(
         ["invalid_url", "http_error", None]
     assert batch.exit_code == 2
     assert rows(ledger_path, "SELECT count(*) FROM source") == [(1,)]
+
+
+# --- issue 13, third pass: credentials in the URL, port spellings, curl -G and a fragment ----
+
+
+@pytest.mark.parametrize("with_credentials", ["https://u:p@h.example/p?q=1",
+                                              "https://u@h.example/p?q=1",
+                                              "https://u:@h.example/p?q=1",
+                                              "https://:p@h.example/p?q=1",
+                                              "https://other:pw2@H.example:443/p?q=1#x"])
+def test_user_info_is_a_credential_not_identity(with_credentials: str) -> None:
+    """DESIGN §4: requests differing only in URL user-info are one source (`curl -u` and
+    the same credentials in the URL, or none, are one request to one resource)."""
+    plain = url_identity("https://h.example/p?q=1", KEY)
+    assert url_identity(with_credentials, KEY) == plain
+    assert normalize_url(with_credentials).startswith("https://REDACTED@")  # shown, redacted
+
+
+@pytest.mark.parametrize("url", ["http://h.example:+80/", "http://h.example: 80/",
+                                 "http://h.example:8_0/", "http://h.example:８０/",
+                                 "http://h.example:0x50/", "http://h.example:80 /",
+                                 "http://[::1]:+80/", "http://h.example:-0/"])
+def test_a_port_that_is_not_ascii_digits_is_an_invalid_url(url: str) -> None:
+    with pytest.raises(InvalidURL):
+        parse_http_url(url)
+
+
+def test_curl_get_data_goes_before_a_fragment() -> None:
+    from fetchledger.adapters.curl_args import parse_curl_args
+
+    for url in ("https://h.example/p#frag", "https://h.example/p#a?b", "https://h.example/p?#f"):
+        command = parse_curl_args(["-G", "-d", "q=1", url])
+        assert url_identity(command.url, KEY) == url_identity("https://h.example/p?q=1", KEY), \
+            command.url
+
+
+def test_curl_with_credentials_is_the_fetch_of_its_url(web: LoopbackServer, run_cli: Any,
+                                                       ledger_path: Path) -> None:
+    page = web.url("/pages/news")
+    with_user = page.replace("http://", "http://reader:s3cret@")
+    for args in (["fetch", page], ["curl", "-u", "reader:s3cret", page], ["curl", with_user],
+                 ["fetch", with_user], ["curl", "-G", page + "#top"]):
+        result = run_cli("--allow-private", *args)
+        assert result.exit_code == 0, (args, result.stderr)
+        assert result.stdout.startswith("[1] "), (args, result.stdout)
+    assert rows(ledger_path, "SELECT count(*) FROM source") == [(1,)]
+    assert "s3cret" not in str(rows(ledger_path, "SELECT locator, display FROM source"))
+
+
+
+# Spellings of one resource: each must leave the identity as it is (the canonical URL is
+# drawn first, then respelled in ways the URL standards call equivalent, or that carry
+# only credentials and tracking).
+_UNRESERVED_ESCAPES = {c: f"%{ord(c):02X}" for c in "abcXYZ019-._~"}
+
+
+@st.composite
+def _respelled(draw: st.DrawFn) -> tuple[str, str]:
+    segments = draw(st.lists(st.text("abcXYZ019-._~", min_size=1, max_size=5).filter(
+        lambda seg: seg not in (".", "..")), min_size=0, max_size=4))
+    names = draw(st.lists(st.sampled_from(["q", "page", "sortKey", "id"]), max_size=3,
+                          unique=True))
+    query = "&".join(f"{name}={draw(st.text('abc019%+', max_size=4)).replace('%', '%25')}"
+                     for name in names)
+    path = "/" + "/".join(segments)
+    canonical = f"https://example.org{path}" + (f"?{query}" if query else "")
+    # respelling: scheme and host case, a default port (as written several ways), user-info,
+    # escapes of unreserved characters (either hex case), dot segments, tracking, fragment
+    scheme = draw(st.sampled_from(["https", "HTTPS", "HtTpS"]))
+    host = draw(st.sampled_from(["example.org", "EXAMPLE.ORG", "Example.Org."]))
+    port = draw(st.sampled_from(["", ":443", ":0443", ":"]))
+    user = draw(st.sampled_from(["", ":@", "@", "u@", "u:p@", "reader:s3cret@"]))
+    spelled = []
+    for segment in segments:  # dot segments before a segment (a trailing one keeps its /)
+        if draw(st.booleans()):
+            spelled.append(draw(st.sampled_from([".", "%2e", "%2E"])))
+        if draw(st.booleans()):
+            spelled.extend(["x", draw(st.sampled_from(["..", "%2e%2e", ".%2E", "%2E."]))])
+        chars = [(_UNRESERVED_ESCAPES[c].lower() if draw(st.booleans()) else _UNRESERVED_ESCAPES[c])
+                 if c in _UNRESERVED_ESCAPES and draw(st.booleans()) else c for c in segment]
+        spelled.append("".join(chars))
+    tracking = draw(st.sampled_from(["", "utm_source=news", "fbclid=abc", "UTM_Medium=x",
+                                     "gclid=1"]))
+    parts = [p for p in (query, tracking) if p]
+    if parts and draw(st.booleans()):
+        parts.reverse()  # a tracking parameter first: the others keep their order
+    fragment = draw(st.sampled_from(["", "#top", "#a/../b", "#"]))
+    respelled_path = "/" + "/".join(spelled) if spelled or path != "/" else ""
+    if segments == [] and not spelled:
+        respelled_path = draw(st.sampled_from(["", "/"]))
+    url = (f"{scheme}://{user}{host}{port}{respelled_path}"
+           + (f"?{'&'.join(parts)}" if parts else draw(st.sampled_from(["", "?"]))) + fragment)
+    return canonical, url
+
+
+@settings(max_examples=300, deadline=None)
+@given(case=_respelled())
+def test_every_spelling_of_one_resource_is_one_identity(case: tuple[str, str]) -> None:
+    canonical, url = case
+    assert url_identity(url, KEY) == url_identity(canonical, KEY), (url, canonical)
+    assert url_identity(url_identity(url, KEY), KEY) == url_identity(url, KEY)

@@ -396,7 +396,8 @@ def _command(urls: list[str], method: str | None, headers: list[tuple[str, str |
     extra: list[tuple[str, str | None]] = []
     secrets: list[str] = []
     body: bytes | None = None
-    if data and get:
+    if data and get:  # before a fragment (never sent), as curl puts it
+        url = url.partition("#")[0]
         url += ("&" if "?" in url else "?") + b"&".join(data).decode("utf-8", "replace")
     elif data:
         body = b"".join(data) if json_body else b"&".join(data)

@@ -43,7 +43,7 @@ def parse_page_range(spec: str) -> PageRange:
     """``"3"``, ``"3-5"``, ``"3-"`` or ``"-5"`` as a PageRange; InvalidArgument otherwise."""
     from ..errors import InvalidArgument
 
-    match = re.fullmatch(r"\s*(\d*)\s*(-?)\s*(\d*)\s*", spec)
+    match = re.fullmatch(r"\s*([0-9]*)\s*(-?)\s*([0-9]*)\s*", spec)
     if not match or not (match.group(1) or match.group(3)):
         raise InvalidArgument(f"bad page range {spec!r}", hint="use N, A-B, A- or -B")
     first = int(match.group(1) or 1)

@@ -7,6 +7,7 @@ from __future__ import annotations
 from .check import RULES, CheckReport, Problem, check
 from .export import FORMATS as EXPORT_FORMATS
 from .export import ExportSummary, export
+from .outputs import write_output
 from .render import DOCUMENT_STYLES, STYLES, Rendered, render
 
 __all__ = [
@@ -21,4 +22,5 @@ __all__ = [
     "check",
     "export",
     "render",
+    "write_output",
 ]

@@ -89,6 +89,7 @@ def _bibtex_text(text: str) -> str:
     text = printable(text).replace("\\", r"\textbackslash{}")
     text = _BIBTEX_SPECIAL.sub(r"\\\1", text)
     text = text.replace("~", r"\textasciitilde{}").replace("^", r"\textasciicircum{}")
+    text = text.replace("<", r"\textless{}").replace(">", r"\textgreater{}")  # no markup
     return re.sub("-(?=-)", "-{}", text)  # `--` would print as a dash
 
 

@@ -173,7 +173,7 @@ def entry_parts(entry: Entry, *, markdown: bool) -> list[str]:
     label = source.label
     if label and label != title.text and not (title.generated and label in title.text):
         parts.append(printable(label))
-    shown = [escape_markdown(p) if markdown else p for p in parts]
+    shown = [escape_markdown(p) if markdown else escape_markup(p) for p in parts]
     locator = _locator(entry, markdown=markdown)
     if locator and _bare(locator) not in parts:
         shown.append(locator)
@@ -198,9 +198,9 @@ def _locator(entry: Entry, *, markdown: bool) -> str:
         if markdown:
             safe = url.replace(" ", "%20").replace("<", "%3C").replace(">", "%3E")
             return f"<{safe}>{suffix}"
-        return url + suffix
+        return escape_markup(url + suffix)
     locator = printable(source.locator)
-    return _code(locator) if markdown else locator
+    return _code(locator) if markdown else escape_markup(locator)
 
 
 def _code(text: str) -> str:
@@ -212,6 +212,16 @@ def _code(text: str) -> str:
 
 
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>|])")
+
+
+def escape_markup(text: str) -> str:
+    """``text`` with ``<`` and ``>`` backslash-escaped, for the plain style: no tag or
+    comment of a source (``<script>``, an unterminated ``<!--``, the block's own end
+    marker) opens in a draft that is later read as HTML or Markdown."""
+    return _MARKUP.sub(r"\\\1", text)
+
+
+_MARKUP = re.compile(r"([<>])")
 
 
 def escape_markdown(text: str) -> str:

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import InvalidArgument, InvalidPath
 from .bibliography import bibtex_entry, csl_item
 from .entries import pages_text
-from .outputs import Selection, atomic_file, select
+from .outputs import Selection, atomic_file, output_path, select
 from .pack import Pack, read_pack, write_pack
 from .warc import write_warc
 
@@ -66,16 +66,18 @@ def export(ledger: Ledger, format: str, path: str | os.PathLike[str], *,
         raise InvalidArgument(f"--with-raw adds raw bytes to a pack, not to {format}",
                               hint="a WARC always holds the raw bytes")
     target = Path(path)
-    if not target.parent.is_dir():
+    if format != "pack":
+        output_path(target, ledger)  # refused before any work
+    elif not target.parent.is_dir():
         raise InvalidPath(f"no such folder: {target.parent}")
     chosen = select(ledger, cited_by)
     if format == "pack":
         write_pack(ledger, chosen, target, with_raw=with_raw)
     elif format == "warc":
-        with atomic_file(target) as out:
+        with atomic_file(target, ledger) as out:
             write_warc(ledger, chosen, out, gzip=target.name.endswith(".gz"), name=target.name)
     else:
-        with atomic_file(target) as out:
+        with atomic_file(target, ledger) as out:
             out.write(_bibliography(chosen, format).encode("utf-8"))
     versions = sum(s.versions for s in chosen.sources)
     return ExportSummary(format, target, len(chosen.sources), versions, len(chosen.quotes))

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
+from ..config import ledger_files
 from ..errors import InvalidPath
 from ..models import Quote, Source
 from .citations import read_citations
@@ -21,7 +22,8 @@ from .render import check_known
 if TYPE_CHECKING:
     from ..ledger import Ledger
 
-__all__ = ["Selection", "atomic_file", "select", "umask"]
+__all__ = ["Selection", "atomic_file", "output_path", "select", "umask", "unwritable",
+           "write_output"]
 
 
 @dataclass(frozen=True)
@@ -54,20 +56,61 @@ def select(ledger: Ledger, cited_by: str | None = None) -> Selection:
     return Selection(sources, [q for q in ledger.recorded_quotes() if q.source_id in kept])
 
 
-@contextmanager
-def atomic_file(target: Path) -> Iterator[IO[bytes]]:
-    """Write to a temporary file beside ``target``, then move it into place."""
-    if target.is_dir():
+def output_path(target: Path, ledger: Ledger | None = None) -> Path:
+    """The file an output replaces (a link followed to the file it names). InvalidPath
+    (exit 2, nothing written) for a folder that does not exist, a folder, anything but a
+    regular file (a device or a pipe is never replaced), or one of the ledger's own
+    files (writing it would destroy the ledger)."""
+    path = Path(os.path.abspath(target))
+    if path.is_symlink():
+        path = path.resolve()
+    if not path.parent.is_dir():
+        raise InvalidPath(f"no such folder: {target.parent}")
+    if path.is_dir():
         raise InvalidPath(f"{target} is a folder; give a file name")
-    handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+    if path.exists() and not path.is_file():
+        raise InvalidPath(f"{target} is not a regular file (a device, pipe or socket): an "
+                          "output replaces the file it names", hint="name a new file")
+    if ledger is not None and path.resolve() in ledger_files(ledger.path):
+        raise InvalidPath(f"{target} is a file of the ledger {ledger.location}: writing it "
+                          "would destroy the ledger", hint="name another file")
+    return path
+
+
+@contextmanager
+def atomic_file(target: Path, ledger: Ledger | None = None) -> Iterator[IO[bytes]]:
+    """Write to a temporary file beside ``target``, then move it into place (an existing
+    file keeps its permissions). See :func:`output_path` for what is refused; a file
+    that cannot be written is InvalidPath too, and leaves nothing behind."""
+    path = output_path(target, ledger)
+    try:
+        mode = path.stat().st_mode & 0o7777 if path.exists() else 0o666 & ~umask()
+        handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    except OSError as exc:
+        raise unwritable(target, exc) from exc
     try:
         with os.fdopen(handle, "wb") as out:
             yield out
-        os.chmod(temporary, 0o666 & ~umask())
-        os.replace(temporary, target)
+        os.chmod(temporary, mode)
+        os.replace(temporary, path)
+    except OSError as exc:
+        Path(temporary).unlink(missing_ok=True)
+        raise unwritable(target, exc) from exc
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+
+
+def write_output(target: str | os.PathLike[str], data: bytes,
+                 ledger: Ledger | None = None) -> None:
+    """Replace the file ``target`` with ``data`` in one step (:func:`atomic_file`)."""
+    with atomic_file(Path(target), ledger) as out:
+        out.write(data)
+
+
+def unwritable(target: Path, exc: OSError) -> InvalidPath:
+    return InvalidPath(f"cannot write {target}: {exc.strerror or exc}",
+                       hint="name a file in a folder you can write")
 
 
 def umask() -> int:

@@ -26,7 +26,7 @@ from .._version import __version__
 from ..errors import InvalidArgument, InvalidPath
 from ..store.protocol import utc_now
 from .entries import entry_parts
-from .outputs import Selection, umask
+from .outputs import Selection, umask, unwritable
 
 if TYPE_CHECKING:
     from ..ledger import Ledger
@@ -61,7 +61,10 @@ def write_pack(ledger: Ledger, chosen: Selection, target: Path, *, with_raw: boo
     if target.exists() and (not target.is_dir() or any(target.iterdir())):
         raise InvalidArgument(f"{target} exists and is not an empty folder",
                               hint="a pack is written to a new (or empty) folder")
-    work = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    try:
+        work = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    except OSError as exc:
+        raise unwritable(target, exc) from exc
     try:
         work.chmod(0o777 & ~umask())
         (work / "texts").mkdir()
@@ -89,6 +92,9 @@ def write_pack(ledger: Ledger, chosen: Selection, target: Path, *, with_raw: boo
         if target.exists():
             target.rmdir()
         work.rename(target)
+    except OSError as exc:
+        shutil.rmtree(work, ignore_errors=True)
+        raise unwritable(target, exc) from exc
     except BaseException:
         shutil.rmtree(work, ignore_errors=True)
         raise

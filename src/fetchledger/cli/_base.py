@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -26,7 +27,10 @@ from fetchledger import (
 
 __all__ = [
     "F",
+    "Integer",
+    "Seconds",
     "Settings",
+    "WholeNumber",
     "cli",
     "echo_lines",
     "emit_outcomes",
@@ -257,8 +261,43 @@ def cli() -> None:
 query_option = click.option("-q", "--query", metavar="Q", help="Rank passages for this query.")
 
 
+_WHOLE = re.compile(r"[+-]?[0-9]+")
+_SECONDS = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|[+-]?(?:inf|nan)",
+                      re.IGNORECASE)
+
+
+class WholeNumber(click.IntRange):
+    """A whole number written in ASCII digits (an optional sign, nothing else: Python's
+    ``int`` would also read ``1_0`` as 10, `` 3``, ``３`` and ``٣``)."""
+
+    def convert(self, value: Any, param: click.Parameter | None,
+                ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and not _WHOLE.fullmatch(value):
+            self.fail(f"{value!r} is not a valid integer (ASCII digits 0-9)", param, ctx)
+        return super().convert(value, param, ctx)
+
+
+class Integer(click.types.IntParamType):
+    """:class:`WholeNumber` without bounds (an id: the ledger says which exist)."""
+
+    def convert(self, value: Any, param: click.Parameter | None,
+                ctx: click.Context | None) -> Any:
+        return WholeNumber().convert(value, param, ctx)
+
+
+class Seconds(click.FloatRange):
+    """A number of seconds written in ASCII (``2``, ``0.5``, ``1e3``; ``inf`` and ``nan``
+    reach the documented bound's message), never ``1_0`` or other digits."""
+
+    def convert(self, value: Any, param: click.Parameter | None,
+                ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and not _SECONDS.fullmatch(value):
+            self.fail(f"{value!r} is not a number of seconds", param, ctx)
+        return super().convert(value, param, ctx)
+
+
 def k_option(default: int) -> Callable[[F], F]:
-    return click.option("-k", "k", type=click.IntRange(min=1), default=default,
+    return click.option("-k", "k", type=WholeNumber(min=1), default=default,
                         show_default=True, help="How many snippets to hand out.")
 
 

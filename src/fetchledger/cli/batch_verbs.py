@@ -24,7 +24,16 @@ from fetchledger import (
     read_search_results,
 )
 
-from ._base import F, cli, global_options, k_option, open_ledger, query_option, settings
+from ._base import (
+    F,
+    WholeNumber,
+    cli,
+    global_options,
+    k_option,
+    open_ledger,
+    query_option,
+    settings,
+)
 
 
 def _batch_options(function: F) -> F:
@@ -33,9 +42,9 @@ def _batch_options(function: F) -> F:
         click.argument("file", type=click.File("rb"), metavar="FILE|-"),
         query_option,
         k_option(3),
-        click.option("--concurrency", type=click.IntRange(min=1), default=32,
+        click.option("--concurrency", type=WholeNumber(min=1), default=32,
                      show_default=True, help="Requests in flight at once."),
-        click.option("--per-host", type=click.IntRange(min=1), default=4, show_default=True,
+        click.option("--per-host", type=WholeNumber(min=1), default=4, show_default=True,
                      help="Requests in flight per host (host name and port)."),
         click.option("--refresh", is_flag=True,
                      help="Fetch inputs that already have a source again (a changed page "
@@ -116,11 +125,19 @@ def ingest(ctx: click.Context, file: IO[bytes], query: str | None, k: int, concu
         refresh=refresh, robots=not no_robots, on_outcome=emit, render=render))
 
 
+MAX_INPUT = 256 << 20  # bytes of one input list (a device such as /dev/zero never ends)
+
+
 def _read(file: IO[bytes]) -> tuple[str, str]:
-    """The input file's name and its text (UTF-8, a BOM skipped)."""
+    """The input file's name and its text (UTF-8, a BOM skipped); InvalidPath for a list
+    over MAX_INPUT bytes."""
     name = getattr(file, "name", "-")
+    data = file.read(MAX_INPUT + 1)
+    if len(data) > MAX_INPUT:
+        raise InvalidPath(f"{name} is over {MAX_INPUT >> 20} MiB: too large for a list of "
+                          "inputs", hint="split it into several batches")
     try:
-        return name, file.read().decode("utf-8-sig")
+        return name, data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise InvalidPath(f"{name} is not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
 

@@ -2,60 +2,49 @@
 
 from __future__ import annotations
 
-import os
 import sys
-import tempfile
 from pathlib import Path
 
 import click
 
 from fetchledger import InvalidArgument, InvalidPath
-from fetchledger.cite import DOCUMENT_STYLES, EXPORT_FORMATS, STYLES, check, export, render
+from fetchledger.cite import (
+    DOCUMENT_STYLES,
+    EXPORT_FORMATS,
+    STYLES,
+    check,
+    export,
+    render,
+    write_output,
+)
 
 from ._base import cli, global_options, open_ledger, print_json, settings
 
+MAX_DRAFT = 64 << 20  # bytes: a draft is read whole (a device such as /dev/zero never ends)
+
 
 def read_draft(name: str) -> str:
-    """The draft's text (``-`` reads standard input); bad paths are exit 2."""
+    """The draft's text (``-`` reads standard input); bad paths are exit 2, and so is a
+    draft over MAX_DRAFT bytes."""
     if name == "-":
-        data = sys.stdin.buffer.read()
+        data = sys.stdin.buffer.read(MAX_DRAFT + 1)
     else:
         path = Path(name)
         if path.is_dir():
             raise InvalidPath(f"{name} is a directory, not a draft")
         try:
-            data = path.read_bytes()
+            with path.open("rb") as handle:
+                data = handle.read(MAX_DRAFT + 1)
         except FileNotFoundError as exc:
             raise InvalidPath(f"no such file: {name}") from exc
         except OSError as exc:
             raise InvalidPath(f"cannot read {name}: {exc.strerror or exc}") from exc
+    if len(data) > MAX_DRAFT:
+        raise InvalidArgument(f"{name} is over {MAX_DRAFT >> 20} MiB: too large for a draft")
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise InvalidArgument(f"{name} is not UTF-8 text (byte {exc.start})") from exc
-
-
-def write_text(path: Path, text: str) -> None:
-    """Replace ``path`` with ``text`` in one step (temporary file, then rename),
-    keeping the file's permissions."""
-    if not path.parent.is_dir():
-        raise InvalidPath(f"no such folder: {path.parent}")
-    if path.is_dir():
-        raise InvalidPath(f"{path} is a directory")
-    mode = path.stat().st_mode & 0o7777 if path.exists() else None
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(handle, "wb") as out:
-            out.write(text.encode("utf-8"))
-        if mode is None:
-            current = os.umask(0)
-            os.umask(current)
-            mode = 0o666 & ~current
-        os.chmod(temporary, mode)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
 
 
 @cli.command("render")
@@ -102,7 +91,7 @@ def render_command(ctx: click.Context, draft: str, in_place: bool, output: str |
         else:
             content = rendered.block + "\n" if rendered.block else ""
         if not in_place or rendered.changed:
-            write_text(target, content)
+            write_output(target, content.encode("utf-8"), ledger)
             written = str(target)
     if settings(ctx).json:
         print_json({"style": style, "written": written, **rendered.to_json(with_text=False)})

@@ -9,6 +9,7 @@ import click
 from fetchledger import copy_ledger, parse_passage_range
 
 from ._base import (
+    Integer,
     cli,
     emit_outcomes,
     emit_retrievals,
@@ -47,7 +48,8 @@ def read(ctx: click.Context, paths: tuple[str, ...], query: str | None, k: int,
 @cli.command()
 @click.argument("words", nargs=-1, required=True, metavar="QUERY")
 @k_option(3)
-@click.option("--source", "source_id", type=int, metavar="N", help="Search only source N.")
+@click.option("--source", "source_id", type=Integer(), metavar="N",
+              help="Search only source N.")
 @global_options()
 @click.pass_context
 def quotes(ctx: click.Context, words: tuple[str, ...], k: int, source_id: int | None) -> None:
@@ -64,7 +66,7 @@ def quotes(ctx: click.Context, words: tuple[str, ...], k: int, source_id: int | 
 
 
 @cli.command()
-@click.argument("source_id", type=int, metavar="N")
+@click.argument("source_id", type=Integer(), metavar="N")
 @click.argument("words", nargs=-1, required=True, metavar="TEXT")
 @global_options()
 @click.pass_context
@@ -109,7 +111,7 @@ def list_(ctx: click.Context, failed: bool) -> None:
 
 
 @cli.command()
-@click.argument("source_id", type=int, metavar="N")
+@click.argument("source_id", type=Integer(), metavar="N")
 @click.option("--text", "as_text", is_flag=True,
               help="Print the stored text of the latest version exactly, nothing else.")
 @click.option("--passages", metavar="A-B",
@@ -118,7 +120,7 @@ def list_(ctx: click.Context, failed: bool) -> None:
 @click.option("--pages", metavar="A-B", help="Read these pages of a paged source (PDF).")
 @click.option("--outline", is_flag=True,
               help="List only the headings, each with its passage number.")
-@click.option("--limit", type=int, metavar="CHARS",
+@click.option("--limit", type=Integer(), metavar="CHARS",
               help="At most this many characters of lines (default 4,000; 100,000 for "
                    "A-B or --pages); whole passages only.")
 @global_options()

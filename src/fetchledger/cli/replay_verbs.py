@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 
 import click
 
-from fetchledger import Refreshed, chosen_sources, refresh_exit_code
+from fetchledger import Refreshed, chosen_sources, json_text, refresh_exit_code
 
-from ._base import cli, echo_lines, global_options, open_ledger, settings
+from ._base import WholeNumber, cli, echo_lines, global_options, open_ledger, settings
 
-_IDS = click.argument("source_ids", nargs=-1, type=click.IntRange(min=1), metavar="[N...]")
+_IDS = click.argument("source_ids", nargs=-1, type=WholeNumber(min=1), metavar="[N...]")
 _ALL = click.option("--all", "every", is_flag=True, help="Every source of the ledger.")
 
 
@@ -21,7 +20,7 @@ def _printer(ctx: click.Context) -> Callable[[Refreshed], None]:
 
     def emit(outcome: Refreshed) -> None:
         if as_json:
-            click.echo(json.dumps(outcome.to_json(), ensure_ascii=False))
+            click.echo(json_text(outcome.to_json(), indent=None))
         elif outcome.error is None:
             echo_lines(outcome.text_lines())
         if outcome.error is not None:

@@ -6,12 +6,20 @@ import click
 
 from fetchledger import command_line
 
-from ._base import cli, emit_outcomes, global_options, k_option, open_ledger, query_option
+from ._base import (
+    Seconds,
+    cli,
+    emit_outcomes,
+    global_options,
+    k_option,
+    open_ledger,
+    query_option,
+)
 
 
 @cli.command(context_settings={"ignore_unknown_options": True,
                                "allow_interspersed_args": False})
-@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), metavar="S",
+@click.option("--timeout", type=Seconds(min=0, min_open=True), metavar="S",
               help="Kill the command (and its process group) after S seconds [default: 60].")
 @click.option("--cwd", metavar="DIR", help="Run in DIR (part of the source's identity).")
 @click.option("--shell", is_flag=True,

@@ -15,7 +15,8 @@ own random key, never the value).
   dropped, tracking parameters (``utm_*``, ``fbclid``, ``gclid``, ...) dropped,
   the rest of the query kept in order; a secret path parameter's value
   (``/a;jsessionid=V``) is marked like a secret query value. User-info is a credential, not
-  identity: any user-info shows as ``REDACTED@`` (an empty one is none).
+  identity: the identity has none, and any user-info shows as ``REDACTED@`` (an empty one
+  is none).
 - Other HTTP requests: ``METHOD normalized-URL`` plus the SHA-256 of the body
   (with secret fields of form and JSON bodies redacted first: credentials).
 
@@ -121,6 +122,7 @@ def parse_http_url(url: str) -> httpx.URL:
     import httpx  # here, not at import time: reading files needs no HTTP stack
 
     text = _resolved_path(_canonical_ipv4_host(text))
+    _check_port(text)
     try:
         parsed = httpx.URL(text)
     except (httpx.InvalidURL, ValueError, UnicodeError) as exc:
@@ -145,6 +147,22 @@ def parse_http_url(url: str) -> httpx.URL:
             or any(len(label) > 63 for label in host.split(".")):
         raise InvalidURL(f"the URL {shown_url(text)} has an invalid host name")
     return parsed
+
+
+_PORT = re.compile(r"[0-9]*")
+
+
+def _check_port(text: str) -> None:
+    """InvalidURL for a port that is not ASCII digits (``:+80``, ``: 80``, ``:8_0``,
+    fullwidth digits): WHATWG refuses them, and Python's ``int`` would read them."""
+    match = _AUTHORITY.match(text)
+    if not match:
+        return
+    hostport = match.group(2).rpartition("@")[2]
+    after = hostport.rpartition("]")[2] if hostport.startswith("[") else hostport
+    _, colon, port = after.partition(":")
+    if colon and not _PORT.fullmatch(port):
+        raise InvalidURL(f"the URL {shown_url(text)} has an invalid port {port!r}")
 
 
 def _check_punycode(host: str, text: str) -> None:
@@ -252,7 +270,8 @@ def _query_pairs(raw_query: str) -> list[tuple[str, str | None]]:
     return pairs
 
 
-def _url_parts(url: str | httpx.URL, *, normalize: bool, mark: Mark | None = None) -> str:
+def _url_parts(url: str | httpx.URL, *, normalize: bool, mark: Mark | None = None,
+               userinfo: bool = True) -> str:
     parsed = parse_http_url(url) if isinstance(url, str) else url
     scheme = parsed.scheme
     host = parsed.raw_host.decode("ascii").lower().rstrip(".")
@@ -260,7 +279,7 @@ def _url_parts(url: str | httpx.URL, *, normalize: bool, mark: Mark | None = Non
     port = parsed.port
     default = {"http": 80, "https": 443}[scheme]
     netloc = host if port in (None, default) else f"{host}:{port}"
-    if parsed.userinfo and parsed.userinfo != b":":
+    if userinfo and parsed.userinfo and parsed.userinfo != b":":
         netloc = f"{REDACTED}@{netloc}"
     raw_path, _, raw_query = parsed.raw_path.decode("ascii").partition("?")
     pairs = _query_pairs(raw_query)
@@ -282,9 +301,11 @@ def _url_parts(url: str | httpx.URL, *, normalize: bool, mark: Mark | None = Non
 
 
 def url_identity(url: str | httpx.URL, key: bytes) -> str:
-    """The canonical identity of a web URL: its normalized form with each secret query
-    value as its keyed mark under ``key`` (the ledger's). InvalidURL if it is none."""
-    return _url_parts(url, normalize=True, mark=keyed_mark(key))
+    """The canonical identity of a web URL: its normalized form without user-info (a
+    credential: `curl -u` and the same user-info in the URL, or none, are one request
+    to one resource) and with each secret query value as its keyed mark under ``key``
+    (the ledger's). InvalidURL if it is none."""
+    return _url_parts(url, normalize=True, mark=keyed_mark(key), userinfo=False)
 
 
 def normalize_url(url: str | httpx.URL) -> str:

@@ -645,7 +645,7 @@ def _resource(source: Source) -> Resource:
     """A source as a resource: its header as the name, its line of ``list`` (kind,
     versions, last retrieval) as the description, its stored text as the content."""
     return Resource(uri=f"{SOURCE_URI}{source.id}", name=source.header(),
-                    title=source.title or source.label, description=source.list_line(),
+                    title=source.shown_title(), description=source.list_line(),
                     mime_type="text/plain")
 
 

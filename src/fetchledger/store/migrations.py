@@ -152,6 +152,13 @@ def _secret_rules(db: sqlite3.Connection) -> None:
     _reidentify(db, bytes(key))
 
 
+def _credentials_not_identity(db: sqlite3.Connection) -> None:
+    """Identities without URL user-info (issue 13, third pass: a credential, not
+    identity; they held ``REDACTED@``): each source is found again under its old id."""
+    (key,) = db.execute("SELECT key FROM identity_key WHERE id = 1").fetchone()
+    _reidentify(db, bytes(key))
+
+
 def _reidentify(db: sqlite3.Connection, key: bytes) -> None:
     """Every stored identity, display, attempt locator and URL of version metadata
     under today's rules (:mod:`fetchledger.identity.upgrade`)."""
@@ -253,6 +260,7 @@ MIGRATIONS: tuple[tuple[str, Callable[[sqlite3.Connection], None]], ...] = (
     ("0005_search_hits", _search_hits),
     ("0007_secret_rules", _secret_rules),
     ("0008_reading", _reading),
+    ("0010_credentials_not_identity", _credentials_not_identity),
 )
 
 
@@ -457,4 +465,5 @@ POSTGRES_MIGRATIONS: tuple[tuple[str, Callable[[PgConnection], None]], ...] = (
     ("0007_secret_rules", _postgres_secret_rules),
     ("0008_reading", _postgres_reading),
     ("0009_register_function", _postgres_register_function),
+    ("0010_credentials_not_identity", _postgres_secret_rules),  # the same re-identification
 )

@@ -111,8 +111,9 @@ class PostgresStore(PostgresRegistration, PostgresBulk, WindowReads):
         try:
             password = conninfo_to_dict(url).get("password")
         except psycopg.ProgrammingError as exc:
-            raise LedgerUnavailable(f"{self.shown} is not a usable PostgreSQL URL: "
-                                    f"{self._scrub(str(exc))}", path=self.shown,
+            reason = str(exc).partition('"')[0].rstrip(": ")  # not the token: a password's
+            raise LedgerUnavailable(f"{self.shown} is not a usable PostgreSQL URL: {reason}",
+                                    path=self.shown,
                                     hint="postgresql://USER@HOST:PORT/DATABASE") from exc
         self._password = str(password) if password else None
         # One connection per thread (a transaction belongs to one): a batch's writer and

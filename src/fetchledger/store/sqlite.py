@@ -10,7 +10,9 @@ It implements :class:`fetchledger.store.protocol.Store`.
 from __future__ import annotations
 
 import json
+import shutil
 import sqlite3
+import tempfile
 import urllib.parse
 import zlib
 from collections.abc import Iterable, Iterator, Sequence
@@ -67,6 +69,7 @@ class SQLiteStore(WindowReads):
                  read_only: bool = False) -> None:
         self.path = path
         self.busy_timeout = busy_timeout
+        self._copy_folder: Path | None = None  # a read-only ledger's private copy
         if read_only:
             self.db = self._open_read_only()
             return
@@ -99,8 +102,11 @@ class SQLiteStore(WindowReads):
                                 "--ledger PATH")
         uri = "file:" + urllib.parse.quote(str(self.path.absolute()))
         # immutable=1 when the file cannot be read otherwise: a read-only mount, where
-        # no one can be writing it, and WAL's shared memory cannot be made.
+        # no one can be writing it, and WAL's shared memory cannot be made. Immutable, it
+        # would not read a write-ahead log: one that holds commits is read from a copy.
         for mode in ("?mode=ro", "?mode=ro&immutable=1"):
+            if mode.endswith("immutable=1") and _holds_commits(Path(f"{self.path}-wal")):
+                uri, mode = self._private_copy(), "?mode=ro"
             with self._errors():
                 db = sqlite3.connect(uri + mode, uri=True, isolation_level=None,
                                      check_same_thread=False)
@@ -113,8 +119,25 @@ class SQLiteStore(WindowReads):
                 db.close()
             except BaseException:
                 db.close()
+                self.close_copy()
                 raise
+        self.close_copy()
         raise LedgerReadOnly(f"the ledger {self.path} cannot be read", path=str(self.path))
+
+    def _private_copy(self) -> str:
+        """The ledger and its write-ahead log copied to a private folder (removed at
+        close), where SQLite can build the log's index and read it: the URI of the copy."""
+        try:
+            folder = Path(tempfile.mkdtemp(prefix="fetchledger-read-only-"))
+            self._copy_folder = folder
+            for suffix in ("", "-wal"):
+                shutil.copyfile(f"{self.path}{suffix}", folder / f"ledger.db{suffix}")
+        except OSError as exc:
+            self.close_copy()
+            raise LedgerReadOnly(f"the ledger {self.path} cannot be read on this read-only "
+                                 f"medium: its write-ahead log could not be copied ({exc})",
+                                 path=str(self.path)) from exc
+        return "file:" + urllib.parse.quote(str(folder / "ledger.db"))
 
     def _check_readable(self, db: sqlite3.Connection) -> None:
         exists = db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' "
@@ -129,6 +152,12 @@ class SQLiteStore(WindowReads):
 
     def close(self) -> None:
         self.db.close()
+        self.close_copy()
+
+    def close_copy(self) -> None:
+        if self._copy_folder is not None:
+            shutil.rmtree(self._copy_folder, ignore_errors=True)
+            self._copy_folder = None
 
     def _rows(self, sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
         with self._errors():
@@ -619,3 +648,11 @@ class SQLiteStore(WindowReads):
     def integrity_check(self) -> str:
         with self._errors():
             return str(self.db.execute("PRAGMA integrity_check").fetchone()[0])
+
+
+def _holds_commits(wal: Path) -> bool:
+    """Whether a write-ahead log holds frames (past its 32-byte header)."""
+    try:
+        return wal.stat().st_size > 32
+    except OSError:
+        return False

@@ -21,6 +21,7 @@ from ..errors import UnsupportedType
 __all__ = [
     "INVISIBLE",
     "LINE_BREAKS",
+    "UNPRINTABLE_BEYOND_C0",
     "clean_lines",
     "decode_bytes",
     "join_wrapped_lines",
@@ -77,8 +78,10 @@ def text_extractor_version() -> str:
 # overrides, isolates, marks), the interlinear annotation controls, and the tag
 # characters (U+E0000-E007F: invisible, yet a model reads them as ASCII: hidden
 # instructions in a page's text).
-_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029"
-                          "\u202a-\u202e\u2066-\u2069\ufff9-\ufffb\U000e0000-\U000e007f]")
+# Beyond C0 (which JSON always escapes): the same class, for JSON printed for people.
+UNPRINTABLE_BEYOND_C0 = ("\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069"
+                         "\ufff9-\ufffb\U000e0000-\U000e007f")
+_UNPRINTABLE = re.compile(f"[\x00-\x1f{UNPRINTABLE_BEYOND_C0}]")
 _NAMED_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 
