@@ -44,7 +44,8 @@ TESTS = ["tests/test_hardening_giants.py", "tests/test_hardening_fuzz.py",
          "tests/test_forged_output.py", "tests/test_clean_errors.py",
          "tests/test_leak_variants.py",  # issue 13, second red-team pass
          # issue 13, third pass: the browser killed mid-render, the MCP guide's warning
-         "tests/web/test_browser_lifetimes.py", "tests/test_readme.py"]
+         "tests/web/test_browser_lifetimes.py", "tests/test_readme.py",
+         "tests/test_secret_nesting.py"]  # issue 13, third pass: nested and unquoted secrets
 
 # Issue 13's classes, by the test files that try their variants (the table of results).
 ISSUE_13_CLASSES = {
@@ -58,8 +59,10 @@ ISSUE_13_CLASSES = {
         ["tests/test_lifetimes.py", "tests/web/test_browser_lifetimes.py"],
     "secrets (names, echoes, shell forms, linear time)":
         ["tests/test_secret_rules.py", "tests/web/test_secret_echoes.py",
-         "tests/test_hardening_leaks.py", "tests/test_leak_variants.py"],
-    "the MCP guide names commands that escape the root": ["tests/test_readme.py"],
+         "tests/test_hardening_leaks.py", "tests/test_leak_variants.py",
+         "tests/test_secret_nesting.py"],
+    "the MCP guide names commands that escape the root": ["tests/test_readme.py",
+         "tests/test_secret_nesting.py"]  # issue 13, third pass: nested and unquoted secrets,
 }
 
 HTTPX_BASELINE = """
@@ -184,7 +187,8 @@ def _issue_13_tables(records: list[dict[str, object]]) -> None:
         print("\nRedaction of a 100,000-character command line as one run identifies it "
               "(best of 5; target 50 ms; floor: shlex alone):\n")
         print(table(["shape", "wall ms", "CPU ms", "floor ms", "within 50 ms (CPU)"],
-                    [[r["case"], r["ms"], "-" if r.get("cpu_ms") is None else r["cpu_ms"],
+                    [[r["case"], "-" if r["ms"] is None else r["ms"],
+                      "-" if r.get("cpu_ms") is None else r["cpu_ms"],
                       "-" if r["floor_ms"] is None else r["floor_ms"],
                       "yes" if float(r.get("cpu_ms") or r["ms"]) <= 50  # type: ignore[arg-type]
                       else "NO"] for r in redaction]))

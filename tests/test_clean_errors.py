@@ -363,3 +363,26 @@ def test_a_pack_that_cannot_be_written_is_one_clean_line(run_cli: Any, filled: P
     assert result.exit_code == 2, (result.stdout, result.stderr)
     assert _error_object(result.stdout)["error"]["status"] == "invalid_path"
     assert result.stderr.startswith("fetchledger: error: cannot write /proc/fetchledger-pack")
+
+
+def test_mcp_numbers_are_json_integers_only(filled: Path, ledger_path: Path,
+                                            tmp_path: Path) -> None:
+    """A tool's id, k, start or limit is a JSON integer: the string "1_0" was read as 10 and
+    `true` as id 1 (pydantic's lax coercion); now each is a tool error naming the field."""
+    from mcp_session import McpSession, text_of
+
+    session = McpSession(["mcp", "--ledger", str(ledger_path)], cwd=tmp_path,
+                         workdir=tmp_path / "logs")
+    try:
+        for name, arguments in (("get_source", {"id": True}), ("get_source", {"id": "1"}),
+                                ("search_quotes", {"query": "water", "k": "1_0"}),
+                                ("search_quotes", {"query": "water", "k": 2.5}),
+                                ("search_quotes", {"query": "water", "source": "1"}),
+                                ("read_source", {"id": 1, "start": "1"}),
+                                ("refresh", {"ids": [True]})):
+            result = session.call(name, **arguments)
+            assert result.is_error, (name, arguments, text_of(result))
+            assert text_of(result).startswith("invalid_argument: "), text_of(result)
+        assert not session.call("get_source", id=1).is_error
+    finally:
+        session.close()

@@ -147,3 +147,50 @@ def test_a_700k_character_secret_is_scrubbed() -> None:
                     "(before: a segfault)", ms=round(_best_ms(
                         lambda n: scrub(text, [value]), 3), 2),
                     cpu_ms=None, floor_ms=None, target_ms=50)
+
+
+# --- issue 13, third pass: thousands of distinct secrets, bounded in CPU time ------------
+
+def _distinct_shapes(size: int) -> dict[str, list[str]]:
+    """Command lines of about ``size`` characters carrying thousands of distinct secrets
+    (each its own HMAC and spellings) in every form the rules take apart."""
+    n = size // 16
+    return {
+        "--token=V options": ["tool", *(f"--token=v{i:07d}" for i in range(n))],
+        "--token V split": ["tool", *(w for i in range(n // 2) for w in ("--token", f"v{i:07d}"))],
+        "K=V words": ["env", *(f"API_KEY{i}=v{i:06d}" for i in range(n))],
+        "-H 'X-Api-Key: V'": ["curl", *(w for i in range(n // 2)
+                                        for w in ("-H", f"X-Api-Key: k{i:07d}"))],
+        "sh -c, export TOKEN=V;": ["sh", "-c", "; ".join(f"export TOKEN={i:06d}"
+                                                       for i in range(n))],
+        "sh -c, sshpass -p V": ["sh", "-c", " ".join(f"sshpass -p pw{i:05d} x;"
+                                                   for i in range(n))],
+        "one URL, thousands of token=": ["curl", "https://h.example/p?" + "&".join(
+            f"token={i:07d}" for i in range(n))],
+        "one argument of letters": ["echo", "a" * size],
+        "quotes and escapes, nested": ["sh", "-c", "echo " + "\"'\\\"" * (size // 4)],
+    }
+
+
+def _cpu_ms(argv: list[str], repeat: int = 3) -> float:
+    def identify(n: int) -> None:
+        command_locator([*argv[:-1], argv[-1] + f" {n}"], key=b"k" * 32)
+
+    return _best_ms(identify, repeat, clock=time.process_time)
+
+
+@pytest.mark.parametrize("shape", list(_distinct_shapes(1000)))
+def test_redaction_cpu_is_linear_and_bounded(shape: str) -> None:
+    """A 100,000-character command line is identified (display, keyed identity, values to
+    scrub) in about 50 ms of CPU; the bound here is three times that, for a loaded
+    machine, and ten times the command's length may cost at most 20 times the CPU
+    (linear work gives about 10, quadratic 100)."""
+    small, big = _distinct_shapes(SIZE // 10)[shape], _distinct_shapes(SIZE)[shape]
+    small_ms, big_ms = _cpu_ms(small), _cpu_ms(big)
+    assert big_ms <= 150, f"{shape}: {big_ms:.1f} ms of CPU for 100k characters"
+    assert big_ms <= 20 * max(small_ms, 1.0), (shape, small_ms, big_ms)
+    if HEAVY:
+        record_fact("redaction", f"distinct secrets: {shape}", ms=None,
+                    cpu_ms=round(big_ms, 2),
+                    floor_ms=round(_best_ms(lambda n: shlex.join(big), 3,
+                                            clock=time.process_time), 2), target_ms=50)

@@ -11,6 +11,7 @@ leave the locators, displays, attempts and metadata.
 from __future__ import annotations
 
 import json
+import shlex
 import sqlite3
 from pathlib import Path
 
@@ -94,7 +95,8 @@ def test_an_old_ledger_keeps_its_ids_and_finds_them_under_the_new_identity(
     assert meta["final_url"] == "https://api.example/v1/items?accesstoken=REDACTED&page=2"
     assert rows(path, "SELECT name FROM migration ORDER BY name") == [
         ("0001_initial",), ("0002_keyed_identity",), ("0005_search_hits",),
-        ("0007_secret_rules",), ("0008_reading",), ("0010_credentials_not_identity",)]
+        ("0007_secret_rules",), ("0008_reading",), ("0010_credentials_not_identity",),
+        ("0011_nested_secrets",)]
     assert rows(path, "PRAGMA integrity_check") == [("ok",)]
 
 
@@ -141,6 +143,46 @@ def test_a_ledger_of_the_first_secret_rules_keeps_its_ids_under_the_second(
 
 
 @pytest.mark.both_backends
+def test_a_ledger_of_the_second_secret_rules_keeps_its_ids_under_the_third(
+        tmp_path: Path, ledger_path: LedgerLocation) -> None:
+    """A ledger written before issue 13's third pass held the secrets of URLs nested in
+    parameters, unquoted ``NAME = V`` and split or positional secrets in clear;
+    migration 0011 finds each source again under its old id and redacts them."""
+    folder = tmp_path.resolve()
+    nested = "https://h.example/login?next=https%3A%2F%2Fh2.example%2Fp%3Ftoken%3DN3ST3DV4L"
+    commands = [["tool", "API_KEY = UNQU0T3DV4L"], ["git", "config", "user.password", "GITPW4L"],
+                ["ssh", "host", "export TOKEN=SSHT0K3N; ./deploy"]]
+    with Ledger(ledger_path) as ledger:
+        key = ledger.identity_key
+        for kind, locator, meta in [
+            ("web", nested, {"final_url": nested}),
+            *(("command", f"{shlex.join(argv)} (in {folder})", {"argv": argv})
+              for argv in commands),
+        ]:
+            ledger.register(Document(kind=kind, locator=locator, display=locator,  # type: ignore[arg-type]
+                                     text=f"The stored text of a {kind} source.", raw=b"r",
+                                     meta=meta))
+    rows(ledger_path, "INSERT INTO attempt (kind, locator, at, status, message) VALUES "
+         "('web', ?, '2026-01-01T00:00:00Z', 'http_error', 'HTTP 500')",
+         nested.replace("N3ST3DV4L", "ATT3MPTV4L"))
+    rows(ledger_path, "DELETE FROM migration WHERE name = '0011_nested_secrets'")
+    with Ledger(ledger_path) as ledger:
+        find = ledger.source_for
+        assert find(url_identity(nested, key)).id == 1
+        assert find(url_identity(nested.replace("N3ST3DV4L", "OTHER"), key)) is None
+        from fetchledger.identity.commands import command_locator
+
+        for number, argv in enumerate(commands, start=2):
+            assert find(command_locator(argv, folder, key=key).locator).id == number
+            assert "REDACTED" in ledger.source(number).locator
+        assert len(ledger.sources()) == 4
+    for value in ("N3ST3DV4L", "UNQU0T3DV4L", "GITPW4L", "SSHT0K3N", "ATT3MPTV4L"):
+        for table, column in (("source", "locator"), ("source", "display"),
+                              ("alias", "locator"), ("version", "meta"), ("attempt", "locator")):
+            for (stored,) in rows(ledger_path, f"SELECT {column} FROM {table}"):
+                assert value not in str(stored), (table, column, stored)
+
+
 def test_a_ledger_that_held_user_info_in_identities_keeps_its_ids(
         ledger_path: LedgerLocation) -> None:
     """Identities once kept ``REDACTED@`` for URL user-info (issue 13, third pass: it is a

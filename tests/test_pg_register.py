@@ -145,7 +145,7 @@ def test_commits_that_do_not_wait_for_the_flush_are_an_opt_in_of_the_url(url: st
     default every registration waits for its commit to be flushed."""
     with Ledger(url) as ledger:
         ledger.register(doc("https://a.example/", "Water boils at 100 degrees."))
-        conn = ledger._store._conn  # type: ignore[attr-defined]
+        conn = ledger._store._connection()  # type: ignore[attr-defined]  # this thread's
         assert conn.execute("SHOW synchronous_commit").fetchone() == ("on",)
     fast = url.replace("options=-csearch_path", "options=-csynchronous_commit%3Doff%20"
                                                 "-csearch_path")
@@ -153,6 +153,6 @@ def test_commits_that_do_not_wait_for_the_flush_are_an_opt_in_of_the_url(url: st
     with Ledger(fast) as ledger:
         assert ledger.register(doc("https://b.example/", "Ice melts at 0 degrees.")
                                ).source.id == 2
-        conn = ledger._store._conn  # type: ignore[attr-defined]
+        conn = ledger._store._connection()  # type: ignore[attr-defined]  # this thread's
         assert conn.execute("SHOW synchronous_commit").fetchone() == ("off",)
         assert ledger.integrity_check() == "ok"

@@ -218,7 +218,8 @@ def test_fresh_ledgers_opened_by_many_processes_at_once_migrate_once(url: str) -
     assert rows(url, "SELECT name FROM migration ORDER BY name") == [
         ("0001_initial",), ("0002_keyed_identity",), ("0003_batch_claims",),
         ("0005_search_hits",), ("0006_provisional_ids",), ("0007_secret_rules",),
-        ("0008_reading",), ("0009_register_function",), ("0010_credentials_not_identity",)]
+        ("0008_reading",), ("0009_register_function",), ("0010_credentials_not_identity",),
+        ("0011_nested_secrets",)]
 
 
 # --- what the database holds ------------------------------------------------------------------
@@ -288,3 +289,46 @@ def test_an_ok_attempt_names_the_id_its_source_got(url: str) -> None:
         assert [(a.message, a.source_id) for a in ledger.attempts()] == [
             ("registered as [1] version 1", 1), ("registered as [2] version 1", 2),
             ("registered as [1] version 2", 1)]
+
+
+def test_each_thread_has_its_own_connection_and_it_ends_with_the_thread(
+        pg_ledger_url: str) -> None:
+    """A transaction belongs to one connection: threads using one ledger (a batch's
+    writer and its claim rounds) each get their own, closed when the thread ends, and
+    close() closes the rest."""
+    import gc
+
+    url = pg_ledger_url + "&application_name=fl_thread_test"
+
+    def backends(expected: int) -> int:  # a closed connection's backend exits soon after
+        deadline = time.monotonic() + 10
+        while True:
+            found = rows(pg_ledger_url, "SELECT count(*) FROM pg_stat_activity "
+                                        "WHERE application_name = 'fl_thread_test'")[0][0]
+            if found == expected or time.monotonic() > deadline:
+                return int(str(found))
+            time.sleep(0.05)
+
+    with Ledger(url) as ledger:
+        ledger.register(doc("/a", "One sentence here."))
+        hold = threading.Event()
+        seen: list[int] = []
+
+        def use() -> None:
+            seen.append(len(ledger.sources()))
+            hold.wait(30)
+
+        threads = [threading.Thread(target=use) for _ in range(3)]
+        for thread in threads:
+            thread.start()
+        deadline = time.monotonic() + 30
+        while len(seen) < 3 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert seen == [1, 1, 1]
+        assert backends(4) == 4  # this thread's and the three
+        hold.set()
+        for thread in threads:
+            thread.join()
+        gc.collect()
+        assert backends(1) == 1
+    assert backends(0) == 0

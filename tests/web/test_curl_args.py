@@ -194,3 +194,12 @@ def test_fetchledger_options_are_taken_out_wherever_they_stand() -> None:
     assert own.allow_hosts == ("Intra.Example",) and own.query == "bees" and own.k == 5
     with pytest.raises(InvalidArgument, match=r"snippets"):
         split_own_options(["--snippets", "0", "h.example"])
+
+
+@pytest.mark.parametrize("header", ["X-Api-Key_s3cr3tV4lue", "Authorization s3cr3tV4lue x",
+                                    "s3cr3tV4lue"])
+def test_a_malformed_header_is_refused_without_echoing_its_value(header: str) -> None:
+    """Issue 13, third pass: the refusal named the whole header, a secret glued on."""
+    with pytest.raises(InvalidArgument) as refused:
+        parse_curl_args(["-H", header, "https://h.example/"])
+    assert "s3cr3tV4lue" not in str(refused.value) and "Name: value" in str(refused.value)

@@ -13,7 +13,7 @@ from urllib.parse import quote
 
 import pytest
 
-from fetchledger import Ledger
+from fetchledger import Ledger, RetrievalFailed
 
 from .webserver import LoopbackServer
 
@@ -101,3 +101,75 @@ def test_a_secret_path_parameter_is_redacted_and_keyed(
     assert one.source.locator.endswith("/echo;jsessionid=REDACTED?q=bees")
     stored = _stored(ledger_path)
     assert b"AAAA1111" not in stored and b"BBBB2222" not in stored
+
+
+# --- issue 13, third pass: a secret in a URL nested in a parameter ------------------------
+
+NESTED = ["next=https%3A%2F%2Fh2.example%2Fp%3Ftoken%3D{v}",
+          "redirect_uri=https%253A%252F%252Fapp%252Fcb%253Fapi_key%253D{v}",
+          "next=/p?sig={v}"]
+
+
+@pytest.mark.parametrize("query", NESTED)
+def test_a_nested_secret_is_stored_nowhere_and_still_keys_the_identity(
+        web: LoopbackServer, led: Ledger, ledger_path: Path, tmp_path: Path, query: str) -> None:
+    from fetchledger.cite.export import export
+
+    one = led.fetch(web.url("/echo?q=bees&" + query.format(v="n3st3dV4lue")))
+    assert "n3st3dV4lue" in web.hits[-1].path  # it was sent
+    two = led.fetch(web.url("/echo?q=bees&" + query.format(v="0th3rV4lue")))
+    assert one.source.id != two.source.id and "REDACTED" in one.source.locator
+    with pytest.raises(RetrievalFailed) as failed:  # an attempt, and its message
+        led.fetch(web.url("/status/404?" + query.format(v="att3mptV4lue")))
+    assert "att3mptV4lue" not in str(failed.value)
+    out = tmp_path / "ledger.warc"
+    export(led, "warc", out)
+    stored = _stored(ledger_path) + out.read_bytes()
+    for value in (b"n3st3dV4lue", b"0th3rV4lue", b"att3mptV4lue"):
+        assert value not in stored, value
+    assert b"bees" in stored and one.warnings
+
+
+def test_a_nested_secret_in_a_posted_body_is_scrubbed_from_the_echo(
+        web: LoopbackServer, led: Ledger, ledger_path: Path) -> None:
+    led.http_request("POST", web.url("/echo"), headers={"Content-Type": "application/json"},
+                     body='{"next": "https://h2.example/cb?access_token=b0dyS3cret", "q": "bees"}')
+    led.http_request("POST", web.url("/echo"), headers={
+        "Content-Type": "application/x-www-form-urlencoded"},
+        body="q=bees&next=https%3A%2F%2Fh2%2Fp%3Fapi_key%3Df0rmS3cret")
+    stored = _stored(ledger_path)
+    assert b"b0dyS3cret" not in stored and b"f0rmS3cret" not in stored
+    assert b"bees" in stored
+
+
+def test_secrets_a_response_header_hands_out_are_stored_nowhere(
+        web: LoopbackServer, led: Ledger, ledger_path: Path, tmp_path: Path) -> None:
+    """Issue 13, third pass: relative URLs, fragments and refresh targets in the headers
+    of a response (a HEAD request stores them as its text; every exchange keeps them)."""
+    from fetchledger.cite.export import export
+
+    head = led.http_request("HEAD", web.url("/header-secrets"))
+    led.fetch(web.url("/header-secrets"))
+    out = tmp_path / "ledger.warc"
+    export(led, "warc", out)
+    stored = _stored(ledger_path) + out.read_bytes()
+    for value in (b"h3ad3rS3cret", b"r3fr3shS3cret", b"fr4gm3ntS3cret"):
+        assert value not in stored, value
+    assert "rel=next" in led.text(head.source.id)
+
+
+def test_a_secret_in_a_referer_is_scrubbed_when_echoed(
+        web: LoopbackServer, led: Ledger, ledger_path: Path) -> None:
+    led.http_request("GET", web.url("/echo?q=bees"), headers={
+        "Referer": "https://app.example/cb?code=1&access_token=r3f3r3rS3cret"})
+    assert b"r3f3r3rS3cret" not in _stored(ledger_path)
+
+
+def test_a_session_cookie_set_on_the_way_is_scrubbed_when_echoed(
+        web: LoopbackServer, led: Ledger, ledger_path: Path) -> None:
+    """Issue 13, third pass: a redirect sets a session cookie, the client sends it to the
+    next hop, and the page echoes it: the request never carried it at first."""
+    got = led.fetch(web.url("/session-then-echo"))
+    assert "s3ss10nS3cretV" in web.hits[-1].headers.get("Cookie", "")  # it was sent
+    assert b"s3ss10nS3cretV" not in _stored(ledger_path)
+    assert b"bees" in _stored(ledger_path) and got.warnings

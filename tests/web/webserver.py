@@ -382,6 +382,13 @@ ROUTES: dict[str, Route] = {
         302, "/echo?q=bees&access_token=r3dir3cted-value"),
     "/redirect-secret/path": lambda h, q: h.redirect(
         302, "/echo;jsessionid=r3dir3cted-value?q=bees"),
+    # a page whose headers hand out secrets (relative URLs, a fragment, a refresh)
+    "/header-secrets": lambda h, q: h.send_body(200, b"<p>Headers only.</p>", "text/html", {
+        "Link": "</p?token=h3ad3rS3cret>; rel=next", "Refresh": "5; url=/cb?sig=r3fr3shS3cret",
+        "Content-Location": "/a#id_token=fr4gm3ntS3cret"}),
+    # a session handed out on the way: set by a redirect, sent back by the client
+    "/session-then-echo": lambda h, q: h.send_body(302, b"", headers={
+        "Location": "/echo?q=bees", "Set-Cookie": "sessionid=s3ss10nS3cretV; Path=/"}),
     "/loop/a": lambda h, q: h.redirect(302, "/loop/b"),
     "/loop/b": lambda h, q: h.redirect(302, "/loop/a"),
     "/no-location": lambda h, q: h.send_body(302, b""),

@@ -302,8 +302,11 @@ def _header(value: str) -> tuple[str, str | None]:
         return name.strip(), text if text else None
     if value.endswith(";"):
         return value[:-1].strip(), ""
-    first = value.split(maxsplit=1)[0] if value.strip() else value
-    raise InvalidArgument(f"a header must look like 'Name: value', not {first!r}")
+    # only a first word that has words after it is shown: one word may be a name with
+    # its secret glued on (X-Api-Key_V), and is never echoed
+    words = value.split(maxsplit=1)
+    shown = f", not {words[0]!r}…" if len(words) > 1 else " (it has no colon)"
+    raise InvalidArgument(f"a header must look like 'Name: value'{shown}")
 
 
 def parse_curl_args(args: Sequence[str], *,

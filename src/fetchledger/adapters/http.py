@@ -19,8 +19,7 @@ from ..document import Document
 from ..errors import EmptyContent
 from ..identity import Identity
 from ..identity.secrets import (
-    REDACTED,
-    is_secret_name,
+    redact_header,
     request_secrets,
     scrub_secrets,
     secret_forms,
@@ -82,7 +81,7 @@ def _headers_document(response: HTTPResponse, identity: Identity) -> Document:
     headers such as Set-Cookie redacted)."""
     lines = [f"{response.http_version} {response.status} {response.reason}".strip()]
     for name, value in response.headers.multi_items():
-        lines.append(f"{name}: {REDACTED if is_secret_name(name) else value}")
+        lines.append(f"{name}: {redact_header(name, value)}")
     text = "\n".join(line for line in lines if line.strip())
     if not text:
         raise EmptyContent("the response has no headers", locator=identity.display)

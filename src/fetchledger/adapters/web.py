@@ -38,7 +38,7 @@ from ..config import Limits
 from ..document import Document
 from ..errors import CorruptContent, EmptyContent, InvalidArgument, InvalidURL, UnsupportedType
 from ..identity import Identity
-from ..identity.secrets import redact_header, request_secrets, scrub_secrets
+from ..identity.secrets import is_secret_name, redact_header, request_secrets, scrub_secrets
 from ..identity.urls import normalize_url, parse_http_url, redact_url, url_identity
 from ..net.client import Exchange, HTTPClient, HTTPRequest, HTTPResponse
 from ..net.robots import RobotsCache
@@ -295,9 +295,19 @@ def document_from_response(response: HTTPResponse, identity: Identity, *, limits
 
 def _redirect_secrets(response: HTTPResponse) -> list[str]:
     """The secrets of the URLs a redirect sent the request to (``Location:
-    /cb?token=...``): the server may echo them as it echoes the first URL's."""
+    /cb?token=...``), of the headers each hop sent (a session cookie the server set on
+    the way) and the cookies it set: the server may echo them as it echoes the first
+    URL's."""
     followed = (*response.hops[1:], response.url) if response.hops else ()
-    return [form for url in followed for form in request_secrets(url)]
+    found = [form for url in followed for form in request_secrets(url)]
+    for exchange in response.exchanges:
+        found.extend(request_secrets(exchange.url, exchange.request_headers))
+        for name, value in exchange.headers:
+            if name.lower() == "set-cookie":
+                cookie, _, cookie_value = value.partition(";")[0].partition("=")
+                if len(cookie_value.strip()) >= 6 or is_secret_name(cookie):
+                    found.append(cookie_value)
+    return found
 
 
 def _aliases(response: HTTPResponse, identity: Identity, key: bytes) -> tuple[str, ...]:

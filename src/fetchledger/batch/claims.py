@@ -66,7 +66,7 @@ class Claimer(Generic[J]):
             elapsed >= self.lease / 3)
 
     def round(self, queued: int) -> tuple[list[J], list[tuple[J, str, str]]] | None:
-        """One round (in the writer thread): the jobs now this batch's, and the jobs
+        """One round (in the claims thread): the jobs now this batch's, and the jobs
         another batch finished (job, status, message); None when the ledger does
         not claim inputs (one machine: everything is this batch's)."""
         wanted: list[J] = []
@@ -75,7 +75,7 @@ class Claimer(Generic[J]):
                 wanted.append(self.unclaimed.popleft())
         asked = [*self.waiting.values(), *wanted]
         by_locator = {self.locator_of(job): job for job in asked}
-        # The event loop appends while this runs (in the writer's thread): take a copy
+        # The event loop appends while this runs (in the claims thread): take a copy
         # and remove exactly that many from the front, so no report is lost.
         reported = self.finished[:]
         del self.finished[: len(reported)]

@@ -346,9 +346,12 @@ class _Batch:
         pool = WorkerPool(min(self.workers, len(jobs)))
         self.pool_ready = asyncio.create_task(pool.start())
         writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="fetchledger-writer")
+        # Claim rounds in a thread (and on a ledger connection) of their own: a round
+        # never waits behind a group being written, so leases are renewed on time.
+        claims = ThreadPoolExecutor(max_workers=1, thread_name_prefix="fetchledger-claims")
         dispatcher = asyncio.create_task(self._dispatch())
         writing = asyncio.create_task(self._write_loop(writer))
-        claiming = asyncio.create_task(self._claim_loop(writer))
+        claiming = asyncio.create_task(self._claim_loop(claims))
         try:
             done, _ = await asyncio.wait({dispatcher, writing, claiming},
                                          return_when=asyncio.FIRST_EXCEPTION)
@@ -365,6 +368,7 @@ class _Batch:
             await asyncio.gather(*self.closing, return_exceptions=True)
             await self.clients.aclose()
             writer.shutdown(wait=True)
+            claims.shutdown(wait=True)
             self.stop_rendering.set()  # renders in flight end now, their browsers with them
             if self.renderer is not None:
                 self.renderer.shutdown(wait=True)
@@ -385,9 +389,9 @@ class _Batch:
         assert first is not None  # the ledger claims (it answered before planning)
         self._claimed(*self._settled_elsewhere(*first))
 
-    async def _claim_loop(self, writer: ThreadPoolExecutor) -> None:
-        """Claim rounds while the batch runs (in the writer's thread: one connection),
-        then one more to report the last inputs finished."""
+    async def _claim_loop(self, claims: ThreadPoolExecutor) -> None:
+        """Claim rounds while the batch runs (in the ``claims`` thread, on a ledger
+        connection of its own), then one more to report the last inputs finished."""
         claimer = self.claimer
         if claimer is None:
             return
@@ -395,13 +399,13 @@ class _Batch:
         while self.unfinished:
             queued = sum(len(host.queue) for host in self.hosts.values())
             if claimer.due(queued):
-                self._claimed(*await loop.run_in_executor(writer, self._claim_round, queued))
+                self._claimed(*await loop.run_in_executor(claims, self._claim_round, queued))
                 continue
             self.claim_wake.clear()
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(self.claim_wake.wait(), claimer.poll)
         if claimer.finished:  # wants nothing more: only reports
-            await loop.run_in_executor(writer, claimer.round, claimer.round_size)
+            await loop.run_in_executor(claims, claimer.round, claimer.round_size)
 
     def _claim_round(self, queued: int) -> tuple[list[_Job], list[tuple[_Job, BatchOutcome]]]:
         assert self.claimer is not None
@@ -412,7 +416,7 @@ class _Batch:
     def _settled_elsewhere(self, granted: list[_Job], done: Sequence[tuple[_Job, str, str]]
                            ) -> tuple[list[_Job], list[tuple[_Job, BatchOutcome]]]:
         """The jobs to fetch here, and the outcomes of jobs another batch finished: the
-        source it registered, or its failure (ledger reads: in the writer's thread)."""
+        source it registered, or its failure (ledger reads: in the claims thread)."""
         fetch = list(granted)
         settled: list[tuple[_Job, BatchOutcome]] = []
         for job, status, message in done:

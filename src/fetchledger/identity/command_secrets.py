@@ -9,26 +9,35 @@ for URLs and headers. What a command line can hide a secret in:
   another option (``--header=Authorization: ...``, ``--from-literal=password=V``,
   ``-c http.extraHeader=Authorization: ...``);
 - headers: ``Authorization: ...``, ``-HX-Api-Key:V``; user and password:
-  ``-u USER:PW``, ``-uUSER:PW``, ``--user=USER:PW``;
+  ``-u USER:PW``, ``-uUSER:PW``, ``--user=USER:PW``, ``-u KEY:`` (a key as the
+  user), ``USER:PW@HOST`` without a scheme;
+- unquoted keyed values: ``API_KEY = V``, ``password : V``, ``token:=V``,
+  ``api_key==V`` in one word, ``password = V`` / ``password: V`` over words;
 - pairs: form bodies (``-d 'user=a&password=V'``), queries without a scheme
   (``?token=V``), path parameters (``;jsessionid=V``), URL fragments
-  (``#access_token=V``), URLs (user-info and secret parameters);
+  (``#access_token=V``), URLs (user-info and secret parameters), and what a URL
+  or query nested in a value holds (:func:`.secrets.redact_nested`);
 - quoted keyed values: JSON (``{"api_key": "V"}``), Python and YAML-ish
-  (``TOKEN = 'V'``, ``os.environ['TOKEN']='V'``);
+  (``TOKEN = 'V'``, ``os.environ['TOKEN']='V'``), SQL (``PASSWORD 'V'``);
+- by position: a secret-like setting after a setting verb (``git config
+  user.password V``), every value a secrets command sets (``gh secret set``);
 - the secret options of a few well-known programs whose names say nothing
   (:data:`PROGRAM_OPTIONS`: ``mysql -pV``, ``sshpass -p V``, ``redis-cli -a V``,
   ``docker login -p V``, ``curl -b COOKIES``...);
-- the script of ``sh -c`` / ``bash -lc`` / ``run --shell`` (word by word, nested).
+- the script of ``sh -c`` / ``bash -lc`` / ``run --shell`` (word by word, nested),
+  and a word holding blanks that no other rule changed (``ssh host 'cmd ...'``).
 
 Each rule collects the values it removed, so that every other occurrence of them
-(in any word, in the command's output) is scrubbed too. Every rule is linear.
+(in any word, in the command's output) is scrubbed too. Every rule is linear, and
+they run once per command line for both its display and its keyed identity
+(:class:`Recorder`).
 """
 
 from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Sequence
+from collections.abc import Callable, Collection, Sequence
 from functools import lru_cache
 
 from .finder import finder as cached_finder
@@ -37,6 +46,7 @@ from .secrets import (
     Mark,
     is_secret_name,
     plain_mark,
+    redact_nested,
     redact_path_params,
     redact_query,
     scrub,
@@ -44,16 +54,17 @@ from .secrets import (
 )
 from .shellwords import shell_commands
 
-__all__ = ["PROGRAM_OPTIONS", "redact_argument", "redact_argv", "redact_command_text"]
+__all__ = ["PROGRAM_OPTIONS", "Recorder", "Unrendered", "redact_argument", "redact_argv",
+           "redact_argv_each", "redact_command_text", "redact_command_text_each"]
 
 _HEADER = re.compile(r"(-H\s*)?([A-Za-z0-9][A-Za-z0-9_-]*)\s*:\s*(\S.*)", re.DOTALL)
 # Names: a letter or `_` (in any script: `--contraseña`), then letters, digits, `_.-`.
-_ASSIGNMENT = re.compile(r"-{0,2}[^\W\d][\w.-]*")
+_ASSIGNMENT = re.compile(r"-{0,2}[^\W\d][\w.\[\]-]*")  # also auth[token], --key[]
 _COLON_OPTION = re.compile(r"(?:-{1,2}|/)[^\W\d][\w.-]*")
 # A URL inside an argument. The look-behind makes every match start where a run of
 # scheme characters starts, so the search stays linear on long arguments.
 _URL = re.compile(r"(?<![a-zA-Z0-9+.-])[a-zA-Z][a-zA-Z0-9+.-]*://[^\s'\"]+")
-_USER_OPTIONS = frozenset({"-u", "--user", "--proxy-user"})
+_USER_OPTIONS = frozenset({"-u", "--user", "--proxy-user", "-U"})
 _SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "yash", "posh"})
 _MAX_NESTING = 4  # sh -c "bash -c '...'" levels redacted word by word
 _MAX_INNER = 3  # --opt=name=value levels
@@ -62,7 +73,7 @@ _MAX_INNER = 3  # --opt=name=value levels
 # how its value is given ("attached": only as -pVALUE, since a lone -p asks for the
 # password and the next word is something else; "both": -p VALUE or -pVALUE). For
 # the registry clients the option is secret only after their `login` subcommand.
-_MYSQL = {"-p": "attached"}
+_MYSQL = {"-p": "both"}  # a word after a lone -p: a password typed there, or a database
 _MONGO = {"-p": "both"}
 _LOGIN = {"-p": "both"}
 _LDAP = {"-w": "both"}
@@ -74,15 +85,20 @@ PROGRAM_OPTIONS: dict[str, dict[str, str]] = {
     **dict.fromkeys(("ldapsearch", "ldapadd", "ldapmodify", "ldapdelete", "ldapwhoami",
                      "ldappasswd"), _LDAP),
     "sshpass": {"-p": "both"},
-    "redis-cli": {"-a": "both"},
+    "redis-cli": {"-a": "both", "AUTH": "rest", "auth": "rest"},  # AUTH [user] password
     "sqlcmd": {"-P": "both"},
     "bcp": {"-P": "both"},
     "openssl": {"-passin": "separate", "-passout": "separate", "-pass": "separate",
                 "-k": "separate"},
-    "curl": {"-b": "cookies"},  # a cookie string (a=1; b=2); without `=` a file name
+    # -b: a cookie string (a=1; b=2), without `=` a file name; -E/--cert FILE:PASSWORD
+    "curl": {"-b": "cookies", "-E": "after-colon", "--cert": "after-colon",
+             "--proxy-cert": "after-colon"},
+    "az": {"-p": "separate"},  # az login -u NAME -p PASSWORD
+    "vault": {"login": "positional"},  # vault login TOKEN
     **dict.fromkeys(("docker", "podman", "nerdctl", "buildah", "skopeo", "helm", "oras",
                      "crane", "regctl"), _LOGIN),
 }
+_PROGRAMS = frozenset(PROGRAM_OPTIONS)
 _NEEDS_LOGIN = frozenset({"docker", "podman", "nerdctl", "buildah", "skopeo", "helm", "oras",
                           "crane", "regctl"})
 
@@ -131,15 +147,28 @@ def _takes_secret(option: str) -> bool:
 _OPTION_NAME = re.compile(r"--?[^\W\d_][\w.-]*")
 
 
+_AUTH_SCHEMES = frozenset({"basic", "bearer", "token", "digest", "negotiate", "ntlm", "hoba",
+                           "mutual", "apikey", "key", "oauth", "jwt"})
+
+
 def _found(found: list[str], value: str) -> None:
-    """Note a secret value, and the credentials of ``Bearer TOKEN`` / ``Basic B64``."""
+    """Note a secret value, and its first and last words when it has several: the
+    credentials of ``Bearer TOKEN`` / ``Basic B64``, the value of ``api_key=V rest``."""
     found.append(value)
-    if " " in value.strip():
-        found.append(value.rsplit(" ", 1)[-1])
+    words = value.split()
+    if len(words) > 1:
+        found.extend(word for word in (words[0], words[-1]) if word.lower() not in _AUTH_SCHEMES)
 
 
 def _user_password(value: str, prefix: str, found: list[str], mark: Mark) -> str:
+    """``USER:PASSWORD`` with the password marked; ``TOKEN:`` (an API key given as the
+    user, as Stripe's curl examples do) with the user marked; a URL as a URL."""
+    if "://" in value:
+        return prefix + _URL.sub(lambda m: _redact_url(m.group(0), found, mark), value)
     user, colon, password = value.partition(":")
+    if colon and user and not password:
+        found.append(user)
+        return f"{prefix}{mark(user)}:"
     if not colon or not password:
         return prefix + value
     found.append(password)
@@ -155,10 +184,16 @@ def _redact_inner(argument: str, found: list[str], mark: Mark, depth: int) -> st
     if argument.startswith("-u") and len(argument) > 2 and argument[2] != "-":
         return _user_password(argument[2:], "-u", found, mark)
     header = _HEADER.fullmatch(argument)
-    if header and is_secret_name(header.group(2)) and "://" not in argument:
+    if header and is_secret_name(header.group(2)) and "://" not in argument \
+            and not header.group(3).startswith("="):  # httpie's `token:=V` is a JSON field
         value = header.group(3).strip()
         _found(found, value)
         return f"{header.group(1) or ''}{header.group(2)}: {mark(value)}"
+    keyed = _KEYED_WORD.fullmatch(argument)
+    if keyed and is_secret_name(keyed.group(1)) and not _PAIR_AFTER.search(keyed.group(3)):
+        value = keyed.group(3)  # API_KEY = V, password : V, token:=V, api_key==V
+        _found(found, value)
+        return f"{keyed.group(1)}{keyed.group(2)}{mark(value)}"
     name, equals, value = argument.partition("=")
     if equals and value and _ASSIGNMENT.fullmatch(name):
         if not is_secret_name(name):
@@ -177,25 +212,45 @@ def _redact_inner(argument: str, found: list[str], mark: Mark, depth: int) -> st
 
 
 _PAIR_AFTER = re.compile(r"&[^&=\s]+=")  # a value holding more pairs: a form body
+# NAME, then `=`, `:`, `==` or `:=` (httpie's query and raw JSON fields), blanks around
+# them allowed, then the value: the whole word (`API_KEY = V`, `password : V`).
+_KEYED_WORD = re.compile(r"(-{0,2}[^\W\d][\w.\[\]-]*)(\s*(?:==|:=|=|:)\s*)(\S(?:.*\S)?)\s*",
+                         re.DOTALL)
 _PAIRS = re.compile(r"(?<=[?&;#])[^?&;#=\s]+=[^?&;#\s]*")  # name=value after ? & ; #
 
 
+# User-info without a scheme (`curl -x user:pw@proxy:8080`, `http_proxy=u:pw@host`): a
+# word of USER:PASSWORD@HOST, not an image digest (`img:tag@sha256:...`).
+_BARE_USERINFO = re.compile(r"([^\s/@:=]+):([^\s/@]+)@(?!sha\d+:)([\w.-]+(?::\d+)?)(?=$|/)")
+
+
 def _redact_embedded(argument: str, found: list[str], mark: Mark) -> str:
-    """Secrets standing somewhere inside a word: quoted keyed values, URLs, and pairs
-    after ``?``, ``&``, ``;`` or ``#`` (a query or form without a scheme)."""
+    """Secrets standing somewhere inside a word: quoted keyed values, URLs, user-info
+    without a scheme, and pairs after ``?``, ``&``, ``;`` or ``#`` (a query or form
+    without a scheme)."""
     if "'" in argument or '"' in argument:
         argument = _redact_quoted_values(argument, found, mark)
+    if "@" in argument and "://" not in argument:
+        bare = _BARE_USERINFO.fullmatch(argument)
+        if bare:
+            found.append(bare.group(2))
+            return f"{bare.group(1)}:{mark(bare.group(2))}@{bare.group(3)}"
     if "://" in argument:
         argument = _URL.sub(lambda m: _redact_url(m.group(0), found, mark), argument)
     elif "=" in argument and any(c in argument for c in "?&;#"):
         argument = _PAIRS.sub(lambda m: redact_query(m.group(), found, mark), argument)
+    elif "%" in argument:  # an encoded URL or query: https%3A%2F%2Fh%2Fp%3Ftoken%3DV
+        argument = redact_nested(argument, found, mark)
     return argument
 
 
 # A secret-like name, then (optionally its closing quote and bracket) `:` or `=`,
 # then an opening quote: `"api_key": "`, `TOKEN = '`, `environ['TOKEN']='`.
 _KEYED_QUOTE = re.compile(r"(?<![\w.-])([^\W\d][\w.-]*)"
-                          r"""(["']?\]?\s*[:=]\s*)(["'])""")
+                          r"""(["']?\]?\s*[:=]\s*)(["'])"""
+                          # SQL: ALTER USER x WITH PASSWORD 'V', CREATE USER x IDENTIFIED BY 'V'
+                          r"|(?<![\w.-])((?i:password|passwd|identified\s+by))(\s+)([\"'])")
+_SQL_PASSWORD = re.compile(r"(?i:password|passwd|identified\s+by)\s+[\"']")
 
 
 def _redact_quoted_values(text: str, found: list[str], mark: Mark) -> str:
@@ -206,9 +261,9 @@ def _redact_quoted_values(text: str, found: list[str], mark: Mark) -> str:
     last = 0
     unclosed: dict[str, int] = {}
     for match in _KEYED_QUOTE.finditer(text):
-        if match.start() < last or not is_secret_name(match.group(1)):
+        if match.start() < last or (match.group(1) and not is_secret_name(match.group(1))):
             continue
-        quote = match.group(3)
+        quote = match.group(3) or match.group(6)
         if match.end() >= unclosed.get(quote, len(text) + 1):
             continue
         close = _closing(text, match.end(), quote)
@@ -239,35 +294,169 @@ def redact_argv(argv: Sequence[str], secrets: list[str] | None = None,
     the script of ``sh -c``/``bash -c`` (and other shells) is redacted word by word
     (:func:`redact_command_text`); a secret found in one argument is also scrubbed
     from all the others."""
-    mark = mark or plain_mark
+    return redact_argv_each(argv, (mark or plain_mark,), secrets)[0]
+
+
+def redact_argv_each(argv: Sequence[str], marks: Sequence[Mark],
+                     secrets: list[str] | None = None) -> list[list[str]]:
+    """:func:`redact_argv` with each of ``marks`` (a display and an identity): the rules
+    run once. The secret values found are appended to ``secrets``."""
+    named = _PROGRAM_NAMES.isdisjoint([word.rsplit("/", 1)[-1] for word in argv[:64]])
+    if named and not _could_hold_secrets("\n".join(argv)):  # (a program named: no scan)
+        return [list(argv) for _ in marks]
+
+    def redact(mark: Mark, found: list[str]) -> list[str]:
+        return _scrub_marked(_redact_words(list(argv), found, mark, depth=0), found, mark)
+
+    return _each(redact, marks, secrets, recordable=not any("\0" in word for word in argv))
+
+
+def _each(redact: Callable[[Mark, list[str]], list[str]], marks: Sequence[Mark],
+          secrets: list[str] | None, *, recordable: bool = True) -> list[list[str]]:
+    """``redact`` rendered with each mark: run once with a :class:`Recorder`; run per
+    mark when the input holds a NUL (a slot's first character) or that fails (more
+    distinct values than slots, a value that does not render)."""
     found = secrets if secrets is not None else []
-    if not _could_hold_secrets("\n".join(argv)):
-        return list(argv)
-    redacted = _redact_words(list(argv), found, mark, depth=0)
-    return _scrub_marked(redacted, found, mark)
+    recorder = Recorder()
+    recorded: list[str] = []
+    try:
+        if not recordable:
+            raise Unrendered
+        words = redact(recorder, recorded)
+        each = [recorder.render_words(words, mark) for mark in marks]
+        values: list[str | None] = list(recorded) if "\0" not in "".join(recorded) else [
+            recorder.render(value, plain_mark) for value in recorded]
+    except Unrendered:
+        each, values = [None], [None]
+    rendered = [words for words in each if words is not None]
+    shown = [value for value in values if value is not None]
+    if len(rendered) < len(marks) or len(shown) < len(values):
+        shown = []
+        redact(plain_mark, shown)
+        rendered = [redact(mark, []) for mark in marks]
+    found.extend(shown)
+    return rendered
 
 
 def _redact_words(words: Sequence[str], found: list[str], mark: Mark, depth: int
                   ) -> list[str]:
-    programs = {word.rsplit("/", 1)[-1] for word in words}  # one pass, for the two below
-    scripts = _script_positions(words) if not programs.isdisjoint(_SHELLS) else set()
-    options = _program_secrets(words) if not programs.isdisjoint(PROGRAM_OPTIONS) else {}
+    # each distinct word once (a short command: as it is), for the three tests below
+    programs: Collection[str] = set(words) if len(words) > 8 else words
+    if "/" in "".join(programs):
+        programs = {*programs, *(word.rsplit("/", 1)[-1] for word in programs if "/" in word)}
+    scripts = _script_positions(words) if not _SHELLS.isdisjoint(programs) else _NO_SCRIPTS
+    options = _program_secrets(words) if not _PROGRAMS.isdisjoint(programs) else _NO_OPTIONS
+    if any(map(_placed, programs)):
+        options = {**_positional_secrets(words), **options}
+    plain = not scripts and not options  # then NAME=V may take the short way
+    nested = depth < _MAX_NESTING
     redacted = []
     previous: str | None = None
     for i, word in enumerate(words):
-        if i in scripts and depth < _MAX_NESTING:
+        simple = _plain_assignment(word, previous) if plain and "=" in word else None
+        if simple is not None:  # most secrets of a long command: --NAME=V, NAME=V
+            name, value = simple
+            found.append(value)
+            redacted.append(f"{name}={mark(value)}")
+        elif i in scripts and nested:
             redacted.append(_redact_script(word, found, mark, depth + 1))
         elif i in options:
             prefix, value = options[i], word[len(options[i]):]
-            found.append(value)
+            _found(found, value)
+            if value.startswith("pass:"):  # openssl -pass pass:PASSWORD
+                found.append(value[5:])
             found.extend(cookie.partition("=")[2] for cookie in value.split(";"))
             redacted.append(prefix + mark(value))
         elif _may_hold_secret(word, previous):
-            redacted.append(redact_argument(word, previous, found, mark))
+            clean = redact_argument(word, previous, found, mark)
+            if clean == word and nested and _blank(word):
+                clean = _redact_script(word, found, mark, depth + 1)  # ssh host 'cmd …'
+            redacted.append(clean)
+        elif nested and (" " in word or "\n" in word or "\t" in word):
+            redacted.append(_redact_script(word, found, mark, depth + 1))  # watch 'cmd …'
         else:
             redacted.append(word)
         previous = word
     return redacted
+
+
+_NO_SCRIPTS: frozenset[int] = frozenset()
+_NO_OPTIONS: dict[int, str] = {}  # never changed: a command with options gets its own
+
+
+# `--NAME=V` or `NAME=V` with a value no other rule looks into: what the rules give it
+# without running them (a test runs them all to check).
+_PLAIN_ASSIGNMENT = re.compile(r"(-{0,2}[^\W\d][\w.-]*)=([^\s=&?;#'\"`:%@\\$(){}<>|]+)")
+
+
+def _plain_assignment(word: str, previous: str | None) -> tuple[str, str] | None:
+    """``(NAME, V)`` for a word ``NAME=V`` whose only rule is the assignment rule, NAME
+    secret-like; else None (the rules decide)."""
+    if word.startswith("-u") and not word.startswith("--"):
+        return None
+    match = _PLAIN_ASSIGNMENT.fullmatch(word)
+    if match is None or not is_secret_name(match.group(1)):
+        return None
+    if previous is not None and (previous in _USER_OPTIONS or _takes_secret(previous)):
+        return None
+    return match.group(1), match.group(2)
+
+
+@lru_cache(maxsize=4096)
+def _placed(word: str) -> bool:
+    """Whether ``word`` can make the next one a secret by where it stands."""
+    return word in _SPLIT or word[-1:] in (":", "=") or word in _VERB_SPELLINGS
+
+
+def _blank(word: str) -> bool:
+    return " " in word or "\n" in word or "\t" in word
+
+
+# Words that name the word after them a secret, by where they stand:
+# `NAME = V`, `NAME : V` and `NAME: V`, `NAME= V` (split over words); `git config
+# user.password V`, `aws configure set aws_secret_access_key V` (a secret-like setting
+# after a setting verb); and in a secrets command (`gh secret set NAME --body V`,
+# `doppler secrets set NAME V`, `flyctl secrets set NAME=V`) every value it sets.
+_SPLIT = frozenset({"=", ":", "==", ":="})
+_SETTING_VERBS = frozenset({"config", "configure", "set", "config:set", "setx"})
+_SECRET_COMMANDS = frozenset({"secret", "secrets", "config:set"})  # heroku, dokku config:set
+_VERBS = _SETTING_VERBS | _SECRET_COMMANDS
+_VERB_SPELLINGS = frozenset(spelled for verb in _VERBS  # redis-cli CONFIG SET, Set
+                            for spelled in (verb, verb.upper(), verb.title()))
+_SECRET_COMMAND_OPTIONS = frozenset({"--value", "--body", "-b", "--data", "--secret"})
+_BARE_NAME = re.compile(r"-{0,2}[^\W\d][\w.-]*")
+
+
+def _bare_secret(name: str) -> bool:
+    return bool(_BARE_NAME.fullmatch(name)) and is_secret_name(name)
+
+
+def _positional_secrets(words: Sequence[str]) -> dict[int, str]:
+    """Index → the prefix kept (``""`` or ``NAME=``), for each word that is a secret by
+    where it stands (see :data:`_SPLIT`)."""
+    values: dict[int, str] = {}
+    setting = secret_command = False
+    for i, word in enumerate(words[:-1]):
+        lowered = word.lower()
+        if word in _VERB_SPELLINGS:
+            setting = setting or lowered in _SETTING_VERBS
+            secret_command = secret_command or lowered in _SECRET_COMMANDS
+            continue
+        after = words[i + 1]
+        if after.startswith("-") and len(after) > 1:
+            continue  # an option, not a value
+        split = (word in _SPLIT and i > 0 and _bare_secret(words[i - 1])) or (
+            len(word) > 1 and word.endswith((":", "=")) and _bare_secret(word.rstrip(":=")))
+        set_here = setting and not word.startswith("-") and (
+            is_secret_name(word) or (secret_command and words[i - 1] in _VERB_SPELLINGS))
+        if split or set_here or (secret_command and word in _SECRET_COMMAND_OPTIONS):
+            values[i + 1] = ""
+    if secret_command:
+        for i, word in enumerate(words):
+            name, equals, value = word.partition("=")
+            if equals and value and _BARE_NAME.fullmatch(name) and not name.startswith("-"):
+                values.setdefault(i, name + "=")
+    return values
 
 
 def _program_secrets(words: Sequence[str]) -> dict[int, str]:
@@ -287,11 +476,20 @@ def _program_secrets(words: Sequence[str]) -> dict[int, str]:
         if not options or i in values:
             continue
         for option, form in options.items():
-            if word == option and form != "attached" and i + 1 < len(words):
+            if word == option and form == "rest":  # every word after it
+                values.update(dict.fromkeys(range(i + 1, len(words)), ""))
+            elif word == option and form == "after-colon" and i + 1 < len(words):
+                head, colon, tail = words[i + 1].partition(":")
+                if colon and tail and not head.endswith(("\\", "/")) and len(head) != 1:
+                    values[i + 1] = head + ":"  # (not a Windows drive letter)
+            elif word == option and form == "positional" and i + 1 < len(words):
+                if not words[i + 1].startswith("-"):
+                    values[i + 1] = ""
+            elif word == option and form != "attached" and i + 1 < len(words):
                 if form != "cookies" or "=" in words[i + 1]:
                     values[i + 1] = ""
             elif word.startswith(option) and len(word) > len(option) \
-                    and form not in ("separate", "cookies") and word[len(option)] != "-":
+                    and form in ("both", "attached") and word[len(option)] != "-":
                 values[i] = option
     return values
 
@@ -301,13 +499,13 @@ def _may_hold_secret(word: str, previous: str | None) -> bool:
     quick test first, so that 30,000 plain words cost little."""
     if previous is not None and (previous in _USER_OPTIONS or _takes_secret(previous)):
         return True
-    if ":" in word or word.startswith("-u"):
+    if ":" in word or word.startswith("-u") or "%" in word or "'" in word or '"' in word:
         return True
     if "=" not in word:
         return False
     name, _, value = word.partition("=")
     return (is_secret_name(name) or any(c in value for c in "=&?;#'\"")
-            or any(c in name for c in "&?;#'\"["))
+            or any(c in name for c in "&?;#'\"[ "))
 
 
 def _script_positions(words: Sequence[str]) -> set[int]:
@@ -343,10 +541,120 @@ def _scrub_marked(words: list[str], found: list[str], mark: Mark) -> list[str]:
     if not forms:
         return words
     finder = cached_finder(tuple(forms))
-    joined = "\0".join(words)  # one pass over every word (argv holds no NUL)
-    if joined.count("\0") != len(words) - 1:
+    # one pass over every word: argv holds no NUL, and no mark holds this separator
+    joined = _WORD_BREAK.join(words)
+    if joined.count(_WORD_BREAK) != len(words) - 1:
         return [finder.sub(w, lambda value: mark(forms[value])) for w in words]
-    return finder.sub(joined, lambda value: mark(forms[value])).split("\0")
+    return finder.sub(joined, lambda value: mark(forms[value])).split(_WORD_BREAK)
+
+
+# --- one pass of the rules for every mark ----------------------------------------------
+#
+# A command's display (REDACTED), identity (keyed marks) and secrets are one redaction
+# rendered with two marks. The rules run once with a Recorder as the mark: each value
+# becomes a slot that no rule can take for a secret (NUL, a control character and a
+# private-use character, NUL: a secret holds no NUL, and none is so short and bare),
+# and each word a script has to quote is wrapped, since its quoting depends on the mark.
+
+_WORD_BREAK = "\0\x06\0"
+_OPEN, _CLOSE = "\0\x01\0", "\0\x02\0"  # a word to shell-quote once its marks are in
+_SLOT = re.compile("\0\x03([\U000f0000-\U0010ffff])\0")
+_SLOTS = 0x10FFFF - 0xF0000
+# What shlex.quote quotes, outside slots: a private-use character or \x03 not in a slot
+# counts too (the input may hold them; a slot is NUL, \x03, one of them, NUL).
+_UNSAFE_OUTSIDE_SLOTS = re.compile("[^\\w@%+=:,./\\-\0\x03\U000f0000-\U0010ffff]"
+                                   "|(?<!\0)\x03|(?<!\x03)[\U000f0000-\U0010ffff]"
+                                   "|(?<![\U000f0000-\U0010ffff])\0(?!\x03)",
+                                   re.ASCII).search
+_QUOTE_WRAPPED = re.compile("\0\x01\0([^\0]*)\0\x02\0")
+# A word whose quoting only its marks decide (the rest is safe, no script inside)
+_OPEN_PLAIN, _CLOSE_PLAIN = "\0\x07\0", "\0\x08\0"
+_PLAIN_WRAPPED = re.compile("\0\x07\0([^\0]*)\0\x08\0")
+_UNSAFE = re.compile(r"[^\w@%+=:,./-]", re.ASCII).search  # what shlex.quote quotes
+
+
+class Unrendered(Exception):
+    """A recorded value that did not render: the caller runs the rules again."""
+
+
+class Recorder:
+    """A mark that records the values it is given (see above); :meth:`render` then puts
+    any mark in their places."""
+
+    def __init__(self) -> None:
+        self.values: list[str] = []
+        self._slots: dict[str, str] = {}
+
+    def __call__(self, value: str) -> str:
+        slot = self._slots.get(value)
+        if slot is None:  # NUL, a private-use character that numbers the value, NUL
+            if len(self.values) >= _SLOTS:
+                raise Unrendered  # more distinct values than slots: the rules run per mark
+            slot = self._slots[value] = f"\0\x03{chr(0xF0000 + len(self.values))}\0"
+            self.values.append(value)
+        return slot
+
+    @staticmethod
+    def quote(word: str) -> str:
+        """``word`` shell-quoted as :func:`shlex.quote` will quote it once its marks are
+        in: now, when the rest of it needs quotes anyway (a mark holds no quote);
+        else wrapped, to be quoted (or not) by :meth:`render`."""
+        if _OPEN in word or _OPEN_PLAIN in word:  # a script inside: quoted last
+            return _OPEN + word + _CLOSE
+        if not word:
+            return "''"
+        if _UNSAFE_OUTSIDE_SLOTS(word):
+            return "'" + word.replace("'", "'\"'\"'") + "'"
+        if "\0\x03" not in word:  # no mark in it: as shlex.quote leaves a safe word
+            return word
+        return _OPEN_PLAIN + word + _CLOSE_PLAIN  # quoted iff a mark in it needs quotes
+
+    def render(self, text: str, mark: Mark) -> str | None:
+        """``text`` with each slot as ``mark`` of its value (a value holding slots is
+        rendered first) and each wrapped word shell-quoted; None if anything is left
+        that is not what a rule wrote (the caller then runs the rules with ``mark``)."""
+        if "\0" not in text:
+            return text
+        if mark is plain_mark:  # REDACTED: no word with it needs quotes for it
+            text = _PLAIN_WRAPPED.sub(r"\1", _SLOT.sub(REDACTED, text))
+        else:  # split at the slots: text, slot, text, ...; one mark per distinct value
+            parts = _SLOT.split(text)
+            slots = parts[1::2]
+            marks: dict[str, str] = {}
+            for slot in set(slots):
+                value = self.values[ord(slot) - 0xF0000]
+                inner = self.render(value, mark) if "\0" in value else value
+                if inner is None:
+                    return None
+                marks[slot] = mark(inner)
+            parts[1::2] = map(marks.__getitem__, slots)
+            text = "".join(parts)
+            if _OPEN_PLAIN in text and all("~" in m or _UNSAFE(m) for m in marks.values()):
+                text = _PLAIN_WRAPPED.sub(r"'\1'", text)  # each has a mark: each quoted
+            elif _OPEN_PLAIN in text:
+                text = _PLAIN_WRAPPED.sub(lambda m: shlex.quote(m.group(1)), text)
+        quoted: dict[str, str] = {}
+
+        def quote(match: re.Match[str]) -> str:
+            word = match.group(1)
+            done = quoted.get(word)
+            if done is None:
+                done = quoted[word] = shlex.quote(word)
+            return done
+
+        for _ in range(_MAX_NESTING + 2):  # innermost first: a script inside a script
+            if _OPEN not in text:
+                break
+            text = _QUOTE_WRAPPED.sub(quote, text)
+        return None if "\0" in text.replace(_WORD_BREAK, "") else text
+
+    def render_words(self, words: Sequence[str], mark: Mark) -> list[str] | None:
+        joined = self.render(_WORD_BREAK.join(words), mark)
+        return None if joined is None else joined.split(_WORD_BREAK)
+
+
+def _quote(mark: Mark) -> Callable[[str], str]:
+    return mark.quote if isinstance(mark, Recorder) else shlex.quote
 
 
 def redact_command_text(text: str, secrets: list[str] | None = None,
@@ -354,9 +662,17 @@ def redact_command_text(text: str, secrets: list[str] | None = None,
     """A shell command line (or a label) with its secrets redacted word by word, its
     form kept: words that hold no secret stay exactly as written, operators
     (``;``, ``|``, ``&&``) and comments too."""
-    mark = mark or plain_mark
-    found = secrets if secrets is not None else []
-    return _redact_script(text, found, mark, depth=0)
+    return redact_command_text_each(text, (mark or plain_mark,), secrets)[0]
+
+
+def redact_command_text_each(text: str, marks: Sequence[Mark],
+                             secrets: list[str] | None = None) -> list[str]:
+    """:func:`redact_command_text` with each of ``marks``: the rules run once."""
+    if not _could_hold_secrets(text):
+        return [text for _ in marks]
+    each = _each(lambda mark, found: [_redact_script(text, found, mark, depth=0)], marks,
+                 secrets, recordable="\0" not in text)
+    return [words[0] for words in each]
 
 
 # What any rule needs to see before it can redact a word: a `:` (a header, a URL,
@@ -365,44 +681,66 @@ def redact_command_text(text: str, secrets: list[str] | None = None,
 # `-uUSER:PW`), a program with secret options of its own, or a shell that runs a
 # script. Each pattern starts only where a run of its characters starts: linear.
 _ASSIGNED_NAME = re.compile(r"(?<![\w.-])(-{0,2}[^\W\d][\w.-]*)"
-                            r"""["'\]]*\s*=""")
+                            r"""["'\[\]]*\s*=""")
 _OPTION_WORD = re.compile(r"(?<![^\s;&|<>()'\"])(?:--?[^\s;&|<>()'\"=]+)"
                           r"(?![^\s;&|<>()'\"])")
-_PROGRAM_WORD = re.compile(r"(?<![^\s;&|<>()'\"/])(?:" +
-                           "|".join(re.escape(p) for p in sorted({*_SHELLS, *PROGRAM_OPTIONS}))
-                           + r")(?![^\s;&|<>()'\"])")
+# The words of a text as the gate sees them (between blanks, operators, quotes and `/`,
+# so a program's path counts as its name): one C-level scan, then a set test.
+_GATE_WORD = re.compile(r"[^\s;&|<>()'\"/]+")
+_PROGRAM_NAMES = frozenset({*_SHELLS, *PROGRAM_OPTIONS, *_VERB_SPELLINGS})
+
+
+_ENCODED_EQUALS = re.compile(r"%(?:25)*3[dD]")  # a query inside a value, encoded
 
 
 @lru_cache(maxsize=16)
 def _could_hold_secrets(text: str) -> bool:
     """False when no rule can redact anything in ``text`` (a script, or argv joined by
     newlines): one scan instead of a rule per word, for almost every command."""
-    if ":" in text or _PROGRAM_WORD.search(text):
+    if ":" in text or _ENCODED_EQUALS.search(text):
         return True
-    if any(is_secret_name(name) for name in set(_ASSIGNED_NAME.findall(text))):
+    if ("'" in text or '"' in text) and _SQL_PASSWORD.search(text):  # (a quote first: fast)
         return True
-    return any(option in _USER_OPTIONS or option.startswith("-u") or _takes_secret(option)
-               for option in set(_OPTION_WORD.findall(text)))
+    if any(map(is_secret_name, _ASSIGNED_NAME.findall(text))):  # stops at the first
+        return True
+    if any(option in _USER_OPTIONS or option.startswith("-u") or _takes_secret(option)
+           for option in set(_OPTION_WORD.findall(text))):
+        return True
+    return not _PROGRAM_NAMES.isdisjoint(_GATE_WORD.findall(text))
 
 
 def _redact_script(text: str, found: list[str], mark: Mark, depth: int) -> str:
     if not _could_hold_secrets(text):  # most scripts: one scan, no word loop
         return text
     start = len(found)
+    if "'" in text or '"' in text:  # quoted keyed values in the raw text (a heredoc's JSON)
+        _redact_quoted_values(text, found, mark)  # what they hold is scrubbed below
     commands = shell_commands(text)
-    redacted = [_redact_words([value for _, _, value in command], found, mark, depth)
-                for command in commands]
+    done: dict[tuple[str, ...], tuple[list[str], list[str]]] = {}  # a command seen before
+    redacted = []
+    for command in commands:
+        values = tuple(value for _, _, value in command)
+        again = done.get(values)
+        if again is None:
+            seen: list[str] = []
+            again = done[values] = (_redact_words(values, seen, mark, depth), seen)
+        redacted.append(again[0])
+        found.extend(again[1])
     if len(found) > start:  # a secret found anywhere, wherever it stands as (part of) a word
-        forms = spelled_forms(found[start:])
-        finder = cached_finder(tuple(forms))
-        redacted = [[finder.sub(word, lambda value: mark(forms[value])) for word in words]
-                    for words in redacted]
+        flat = [word for words in redacted for word in words]
+        scrubbed = iter(_scrub_marked(flat, found[start:], mark))
+        redacted = [[next(scrubbed) for _ in words] for words in redacted]
     pieces: list[str] = []
     last = 0
+    quote = _quote(mark)
+    quoted: dict[str, str] = {}  # each distinct word quoted once
     for command, words in zip(commands, redacted, strict=True):
         for (begin, end, value), clean in zip(command, words, strict=True):
             if clean != value:
-                pieces.extend((text[last:begin], shlex.quote(clean)))
+                shown = quoted.get(clean)
+                if shown is None:
+                    shown = quoted[clean] = quote(clean)
+                pieces.extend((text[last:begin], shown))
                 last = end
     pieces.append(text[last:])
     rebuilt = "".join(pieces)

@@ -19,8 +19,8 @@ from pathlib import Path
 from ..errors import InvalidArgument, InvalidPath
 from ..hints import Hint
 from . import Identity
-from .command_secrets import redact_argv, redact_command_text
-from .secrets import Mark, keyed_mark, secret_forms
+from .command_secrets import redact_argv_each, redact_command_text_each
+from .secrets import Mark, keyed_mark, plain_mark, secret_forms
 
 __all__ = [
     "CommandLocator",
@@ -68,11 +68,12 @@ def command_locator(
         _check_utf8(arg, "a command argument")
     folder = working_directory(cwd)
     found: list[str] = []
-    shown = _shown_argv(argv, shell=shell, found=found)
-    keyed = _shown_argv(argv, shell=shell, mark=keyed_mark(key))
+    shown, keyed = _shown_argv(argv, shell=shell, marks=(plain_mark, keyed_mark(key)),
+                               found=found)
+    line = shlex.join(shown)
     return CommandLocator("command", f"{shlex.join(keyed)} (in {folder})",
-                          f"{shlex.join(shown)} (in {folder})", argv=shown, cwd=folder,
-                          command_line=shown[2] if shell else shlex.join(shown),
+                          f"{line} (in {folder})", argv=shown, cwd=folder,
+                          command_line=shown[2] if shell else line,
                           secrets=tuple(secret_forms(found)))
 
 
@@ -80,15 +81,17 @@ def command_line(argv: Sequence[str], *, shell: bool = False) -> str:
     """The command as people read it, secrets redacted: the shell-quoted argv, or
     the script itself with ``shell``. Never raises."""
     if shell:
-        return _shown_argv(argv, shell=True)[2]
-    return shlex.join(_shown_argv(argv, shell=False))
+        return _shown_argv(argv, shell=True)[0][2]
+    return shlex.join(_shown_argv(argv, shell=False)[0])
 
 
-def _shown_argv(argv: Sequence[str], *, shell: bool, mark: Mark | None = None,
-                found: list[str] | None = None) -> tuple[str, ...]:
+def _shown_argv(argv: Sequence[str], *, shell: bool, marks: Sequence[Mark] = (plain_mark,),
+                found: list[str] | None = None) -> list[tuple[str, ...]]:
+    """The argv redacted with each of ``marks`` (the rules run once)."""
     if shell:
-        return ("sh", "-c", redact_command_text(" ".join(argv), found, mark=mark))
-    return tuple(redact_argv(argv, found, mark=mark))
+        return [("sh", "-c", script)
+                for script in redact_command_text_each(" ".join(argv), marks, found)]
+    return [tuple(words) for words in redact_argv_each(argv, marks, found)]
 
 
 def piped_locator(label: str, cwd: str | os.PathLike[str] | None = None, *,
@@ -100,8 +103,7 @@ def piped_locator(label: str, cwd: str | os.PathLike[str] | None = None, *,
                               hint=Hint("{label}"))
     _check_utf8(shown, "the label", hint="name it in UTF-8 text")
     folder = working_directory(cwd)
-    clean = redact_command_text(shown)
-    keyed = redact_command_text(shown, mark=keyed_mark(key))
+    clean, keyed = redact_command_text_each(shown, (plain_mark, keyed_mark(key)))
     return CommandLocator("command", f"stdin: {keyed} (in {folder})",
                           f"stdin: {clean} (in {folder})", argv=(), cwd=folder,
                           command_line=clean)

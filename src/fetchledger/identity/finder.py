@@ -51,8 +51,10 @@ class Finder:
             return []
         for end, size in ([] if self._empty else self._automaton.iter(text)):
             start, stop = end - size + 1, end + 1
-            if size < _ANYWHERE and ((start > 0 and self._alnum(text[start - 1]))
-                                     or (stop < len(text) and self._alnum(text[stop]))):
+            if size < _ANYWHERE and ((start > 0 and (self._alnum(text[start - 1])
+                                                     or _mark_ends(text, start - 1)))
+                                     or (stop < len(text) and (self._alnum(text[stop])
+                                                               or _mark_starts(text, stop)))):
                 continue
             found.append((start, stop))
         found.sort(key=lambda span: (span[0], -span[1]))
@@ -70,6 +72,17 @@ class Finder:
             last = stop
         pieces.append(text[last:])
         return "".join(pieces) if last else text
+
+
+# A value recorded while a command line is redacted once for two marks stands in the
+# text as NUL, \x03, a private-use character, NUL (command_secrets.Recorder); every
+# mark it becomes starts and ends with a letter or digit, so its NULs count as ones.
+def _mark_starts(text: str, index: int) -> bool:
+    return text[index] == "\0" and text.startswith("\x03", index + 1)
+
+
+def _mark_ends(text: str, index: int) -> bool:
+    return text[index] == "\0" and index > 0 and "\U000f0000" <= text[index - 1] <= "\U0010ffff"
 
 
 def _occurrences(text: str, form: str) -> Iterable[tuple[int, int]]:

@@ -30,9 +30,10 @@ from __future__ import annotations
 import base64
 import bisect
 import hashlib
-import hmac
+import html
 import json
 import re
+import unicodedata
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from functools import lru_cache
@@ -57,6 +58,7 @@ __all__ = [
     "plain_mark",
     "redact_body",
     "redact_header",
+    "redact_nested",
     "redact_path_params",
     "redact_query",
     "request_secrets",
@@ -98,17 +100,22 @@ _SECRET_ENDINGS = ("pass", "otp", "pw", "sid", "sess", "cred", "creds")
 _NOT_SECRET = re.compile(
     "keyword|keyboard|keynote|monkey|donkey|hockey|jockey|turkey|whiskey"
     "|author(?!i[sz])|design|signal|assign|signup|signin|sigma|sight|tokeniz|secretar"
-    "|bypass|compass")
+    "|bypass|compass"
+    # settings that name how to authenticate, not with what: --auth-type=legacy,
+    # token_endpoint=https://..., auth_url=...
+    "|(?:auth|token)(?:type|method|mode|scheme|url|uri|endpoint|provider)")
 _NOT_NAME = re.compile(r"[\W_]+")  # what is not a letter or digit, in any script
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=16384)  # a long command line may hold thousands of distinct names
 def is_secret_name(name: str) -> bool:
     """True for a query parameter, form or JSON field, header, command option or
     variable named like a secret: ``api_key``, ``apiKey``, ``accesstoken``,
     ``X-Amz-Signature``, ``Authentication``, ``--client-secret``, ``DB_PASSWORD``,
     ``Cookie``, ``session_id``... but not ``keyword``, ``--author`` or ``design``."""
-    squeezed = _NOT_SECRET.sub("", _NOT_NAME.sub("", name.lower()))
+    # NFKC first: fullwidth and other compatibility letters (`ＡＰＩ＿ＫＥＹ`) are ASCII then
+    plain = name if name.isascii() else unicodedata.normalize("NFKC", name)
+    squeezed = _NOT_SECRET.sub("", _NOT_NAME.sub("", plain.lower()))
     return bool(_SECRET_WORDS.search(squeezed)) or squeezed.endswith(_SECRET_ENDINGS)
 
 
@@ -123,18 +130,28 @@ def param_name(escaped: str) -> str:
 _MARK = re.compile(rf"{REDACTED}(?:~[0-9a-f]{{32}})?")
 
 
+@lru_cache(maxsize=8)
 def keyed_mark(key: bytes) -> Mark:
     """The mark a redacted value leaves in an identity: ``REDACTED~`` and 32 hex digits
     of its HMAC-SHA256 under ``key`` (the ledger's own random key). Two values give two
     marks; the mark reveals nothing of the value without the key. A value that already
     is a mark stays as it is, so an identity marked again is unchanged (and a locator
     written before keyed marks, holding ``REDACTED``, keeps it)."""
-    @lru_cache(maxsize=1024)  # a value repeated in a long command is hashed once
+    # HMAC (RFC 2104) from its two padded keys hashed once: thousands of values in one
+    # command line cost a copy and an update each, not a new HMAC object.
+    block = (hashlib.sha256(key).digest() if len(key) > 64 else key).ljust(64, b"\0")
+    inner = hashlib.sha256(bytes(byte ^ 0x36 for byte in block))
+    outer = hashlib.sha256(bytes(byte ^ 0x5C for byte in block))
+
+    @lru_cache(maxsize=4096)  # a value repeated in a long command is hashed once
     def mark(value: str) -> str:
-        if _MARK.fullmatch(value):
+        if value.startswith(REDACTED) and _MARK.fullmatch(value):
             return value
-        digest = hmac.new(key, value.encode("utf-8", "surrogatepass"), hashlib.sha256)
-        return f"{REDACTED}~{digest.hexdigest()[:32]}"
+        first = inner.copy()
+        first.update(value.encode("utf-8", "surrogatepass"))
+        second = outer.copy()
+        second.update(first.digest())
+        return f"{REDACTED}~{second.hexdigest()[:32]}"
 
     return mark
 
@@ -165,16 +182,15 @@ def request_secrets(url: str | httpx.URL, headers: Iterable[tuple[str, str | Non
         userinfo = url.userinfo.decode("ascii", "replace")
         password = userinfo.partition(":")[2]
         found.extend((userinfo, unquote(userinfo), password, unquote(password)))
-        found.append(basic_credentials(userinfo).removeprefix("Basic "))
-    for param, param_value in parse_qsl(url.query.decode("ascii", "replace"),
-                                        keep_blank_values=False):
-        if is_secret_name(param):
-            found.append(param_value)
+        found.extend(_base64_forms(basic_credentials(userinfo).removeprefix("Basic ")))
+    redact_query(url.query.decode("ascii", "replace"), found, plain_mark)
     redact_path_params(url.raw_path.partition(b"?")[0].decode("ascii", "replace"), found,
                        plain_mark)
     for name, value in headers:
         if value and is_secret_name(name):
             found.extend(_header_secrets(name, value))
+        elif value:  # a URL or query in another header (Referer: https://h/?token=V)
+            redact_header(name, value, found)
     if body:
         found.extend(_body_secrets(body, content_type))
     return secret_forms(found)
@@ -185,7 +201,7 @@ def _header_secrets(name: str, value: str) -> list[str]:
     scheme, _, credentials = value.strip().partition(" ")
     credentials = credentials.strip()
     if credentials and scheme.lower() in ("basic", "bearer", "token", "digest"):
-        found.append(credentials)
+        found.extend(_base64_forms(credentials) if scheme.lower() == "basic" else [credentials])
         if scheme.lower() == "basic":
             try:
                 pair = base64.b64decode(credentials, validate=True).decode("utf-8")
@@ -201,13 +217,16 @@ def _header_secrets(name: str, value: str) -> list[str]:
 
 def _body_secrets(body: bytes, content_type: str) -> list[str]:
     data = _json_body(body, content_type)
+    found: list[str] = []
     if data is not None:
-        return [str(v) for k, v in _json_items(data) if is_secret_name(k)
-                and isinstance(v, (str, int))]
-    if _is_form(content_type):
-        text = body.decode("utf-8", "replace")
-        return [v for k, v in parse_qsl(text, keep_blank_values=False) if is_secret_name(k)]
-    return []
+        for k, v in _json_items(data):
+            if is_secret_name(k) and isinstance(v, (str, int)):
+                found.append(str(v))
+            elif isinstance(v, str):
+                redact_nested(v, found, plain_mark)  # a URL or query in a string
+    elif _is_form(content_type):
+        redact_query(body.decode("utf-8", "replace"), found, plain_mark)
+    return found
 
 
 # Values that carry no secret however they are named (`auth=1`, `session=true`, a
@@ -217,6 +236,8 @@ _TRIVIAL = frozenset({"true", "false", "yes", "no", "on", "off", "null", "none",
 
 
 def _trivial(value: str) -> bool:
+    if len(value) > 8:  # the longest trivial value is REDACTED
+        return False
     return (value.lower() in _TRIVIAL or (value.isdigit() and len(value) <= 2)
             or (len(value) < 4 and not any(c.isalnum() for c in value)))
 
@@ -225,11 +246,8 @@ def secret_forms(values: Iterable[str]) -> list[str]:
     """The values (stripped, trivial ones left out) and the other spellings a request
     or a page may give them — percent-encoded, form-encoded, JSON-escaped — longest
     first."""
-    forms: set[str] = set()
-    for value in {v.strip() for v in values}:
-        if value and not _trivial(value):
-            forms.update(_spellings(value))
-    return sorted(forms, key=lambda s: (-len(s), s))
+    # two sorts with C-level keys: by spelling, then (stable) by length, longest first
+    return sorted(sorted(spelled_forms(values)), key=len, reverse=True)
 
 
 _SPELLED_ALIKE = re.compile(r"[A-Za-z0-9_.~-]*")  # no encoding changes these
@@ -237,12 +255,15 @@ _SPELLED_ALIKE = re.compile(r"[A-Za-z0-9_.~-]*")  # no encoding changes these
 
 @lru_cache(maxsize=4096)
 def _spellings(value: str) -> tuple[str, ...]:
-    if _SPELLED_ALIKE.fullmatch(value):
+    if (value.isascii() and value.isalnum()) or _SPELLED_ALIKE.fullmatch(value):
         return (value,)
     escaped = quote(value, safe="")
     lower_hex = re.sub(r"%[0-9A-F]{2}", lambda m: m.group().lower(), escaped)
-    return tuple({value, escaped, lower_hex, quote_plus(value, safe=""),
-                  json.dumps(value)[1:-1]})
+    in_json = json.dumps(value)[1:-1]
+    # also as PHP's json_encode writes it (`\/`) and as HTML escapes it (`&amp;`, `&#x27;`)
+    return tuple({value, escaped, lower_hex, quote_plus(value, safe=""), in_json,
+                  in_json.replace("/", "\\/"), html.escape(value, quote=False),
+                  html.escape(value)})
 
 
 def _json_body(body: bytes, content_type: str) -> object | None:
@@ -271,6 +292,8 @@ def _json_redacted(data: object) -> object:
                 else _json_redacted(v) for k, v in data.items()}
     if isinstance(data, list):
         return [_json_redacted(item) for item in data]
+    if isinstance(data, str):
+        return redact_nested(data, [], plain_mark)  # a URL or query in a string
     return data
 
 
@@ -286,8 +309,8 @@ def redact_body(body: bytes, content_type: str) -> bytes:
         return json.dumps(_json_redacted(data), sort_keys=True, ensure_ascii=False).encode()
     if _is_form(content_type):
         pairs = parse_qsl(body.decode("utf-8", "replace"), keep_blank_values=True)
-        return urlencode([(k, REDACTED if is_secret_name(k) else v) for k, v in pairs],
-                         quote_via=quote).encode()
+        return urlencode([(k, REDACTED if is_secret_name(k) else redact_nested(v, [], plain_mark))
+                          for k, v in pairs], quote_via=quote).encode()
     return body
 
 
@@ -336,8 +359,9 @@ def shown_database_url(url: str) -> str:
 
 def redact_query(query: str, found: list[str], mark: Mark, separator: str = "&") -> str:
     """A raw query (or form body, fragment, cookie string: pairs split at
-    ``separator``) with each secret parameter's value replaced by its mark, the rest
-    exactly as written; the values removed are appended to ``found``."""
+    ``separator``) with each secret parameter's value replaced by its mark, and the
+    secrets of a URL or query nested in another value (:func:`redact_nested`) too, the
+    rest exactly as written; the values removed are appended to ``found``."""
     parts = []
     for part in query.split(separator):
         name, eq, value = part.partition("=")
@@ -345,9 +369,123 @@ def redact_query(query: str, found: list[str], mark: Mark, separator: str = "&")
             plain = unquote(value.replace("+", " "))
             found.append(plain)
             parts.append(f"{name}={mark(plain)}")
+        elif eq and value:
+            parts.append(f"{name}={redact_nested(value, found, mark)}")
         else:
             parts.append(part)
     return separator.join(parts)
+
+
+# --- values nested in values -----------------------------------------------------------
+#
+# A URL or a query inside a parameter's value (``next=https%3A%2F%2Fh%2Fp%3Ftoken%3DV``,
+# OAuth's ``redirect_uri=``, a JSON string), percent-encoded any number of times or not
+# at all. Its separators are found at every level of encoding — ``?`` is also ``%3F``,
+# ``%253F``, ... — the level being how many times it was encoded (``?`` 0, ``%3F`` 1,
+# ``%253F`` 2). A secret value runs to the next separator of its own level or an outer
+# one: a deeper-encoded ``&`` is part of it. Each pattern starts only at ``?&;#``,
+# ``=``, ``:`` or ``%``, and each scan stops at the next separator: linear.
+
+# (blanks, quotes and angle brackets end a value too: a URL inside a header or text)
+_NESTED_SEP = re.compile(r"[?&;#\s<>\"']|%(?:25)*(?:3[fFbB]|26|23)")
+_NESTED_EQ = re.compile(r"=|%(?:25)*3[dD]")
+# `://` (in any encoding), then user-info up to `@`, never past a `/ ? #` of any level.
+_NESTED_USERINFO = re.compile(
+    r"(?:://|%(?:25)*3[aA]%(?:25)*2[fF]%(?:25)*2[fF])"
+    r"((?:(?!%(?:25)*(?:2[fF]|3[fF]|23|40))[^/?#@\s])+)(?:@|%(?:25)*40)")
+_NESTED_COLON = re.compile(r":|%(?:25)*3[aA]")
+_MAY_NEST = re.compile(r"[=@:]|%(?:25)*(?:3[dD]|40|3[aA])")
+# A JSON string under a key, in a value at any level of encoding: "KEY":"V", %22KEY%22%3A%22V%22
+_NESTED_JSON = re.compile(
+    r"(?:\"|%(?:25)*22)([^\W\d][\w.-]*)(?:\"|%(?:25)*22)"
+    r"((?:\s|\+|%(?:25)*20)*(?::|%(?:25)*3[aA])(?:\s|\+|%(?:25)*20)*(?:\"|%(?:25)*22))"
+    r"((?:(?!\"|%(?:25)*22)[^\\])+)(?=\"|%(?:25)*22)")
+
+
+def _level(separator: str) -> int:
+    return 0 if len(separator) == 1 else 1 + separator.count("25", 1, len(separator) - 2)
+
+
+def _decoded(raw: str, times: int) -> str:
+    """``raw`` percent-decoded ``times`` times (``+`` as a space the first time)."""
+    text = raw.replace("+", " ") if times else raw
+    for _ in range(times):
+        if "%" not in text:
+            break
+        text = unquote(text)
+    return text
+
+
+def redact_nested(text: str, found: list[str], mark: Mark) -> str:
+    """A parameter's raw value with the secrets of any URL or query inside it replaced by
+    their marks: secret-named pairs (``token%3DV``, ``token%253DV``, ``token=V``) and
+    user-info (``https%3A%2F%2Fuser%3Apw%40host``); the rest exactly as written. The
+    values removed (decoded, and as written when that differs) are appended to
+    ``found``."""
+    if not _MAY_NEST.search(text):
+        return text
+    if "@" in text or "%" in text:
+        text = _NESTED_USERINFO.sub(lambda m: _nested_userinfo(m, found, mark), text)
+    if '"' in text or "%" in text:  # JSON in a value: filter={"api_key":"V"}, encoded
+        text = _NESTED_JSON.sub(lambda m: _nested_json(m, found, mark), text)
+    eqs = list(_NESTED_EQ.finditer(text))
+    if not eqs:
+        return text
+    seps = list(_NESTED_SEP.finditer(text))
+    sep_starts = [m.start() for m in seps]
+    levels = [_level(m.group()) for m in seps]
+    pieces: list[str] = []
+    last, seen, segment, count = 0, -1, 0, len(seps)
+    for eq in eqs:  # the first `=` of each segment names its pair
+        if eq.start() < last:
+            continue  # inside a value already marked
+        while segment < count and sep_starts[segment] < eq.start():
+            segment += 1  # the separators before it (both only move forward)
+        if segment == seen:
+            continue
+        seen = segment
+        begin = seps[segment - 1].end() if segment else 0
+        if not is_secret_name(_decoded(text[begin:eq.start()], 4)):
+            continue
+        level, after = _level(eq.group()), segment
+        while after < len(seps) and levels[after] > level:  # deeper: inside the value
+            after += 1
+        end = sep_starts[after] if after < len(seps) else len(text)
+        raw = text[eq.end():end]
+        if not raw or _MARK.fullmatch(raw):
+            continue
+        plain = _decoded(raw, level + 1)
+        found.extend((plain, raw) if raw != plain else (plain,))
+        pieces.extend((text[last:eq.end()], mark(plain)))
+        last = end
+    if not pieces:
+        return text
+    pieces.append(text[last:])
+    return "".join(pieces)
+
+
+def _nested_json(match: re.Match[str], found: list[str], mark: Mark) -> str:
+    name, _, raw = match.groups()
+    if not is_secret_name(name) or _MARK.fullmatch(raw):
+        return match.group()
+    plain = _decoded(raw, 4)
+    found.extend((plain, raw) if raw != plain else (plain,))
+    return match.group()[:match.start(3) - match.start()] + mark(plain)
+
+
+def _nested_userinfo(match: re.Match[str], found: list[str], mark: Mark) -> str:
+    raw = match.group(1)
+    if _MARK.fullmatch(raw):
+        return match.group()
+    plain = _decoded(raw, 4)
+    found.append(plain)
+    colon = _NESTED_COLON.search(raw)
+    if colon and colon.end() < len(raw):
+        found.append(_decoded(raw[colon.end():], 4))
+    start, end = match.span(1)
+    whole = match.group()
+    offset = match.start()
+    return whole[:start - offset] + mark(plain) + whole[end - offset:]
 
 
 # `;name=value` inside a path segment (matrix or path parameters: `;jsessionid=...`).
@@ -375,42 +513,65 @@ def redact_path_params(path: str, found: list[str], mark: Mark) -> str:
 _HEADER_URL = re.compile(r"(?<![a-zA-Z0-9+.-])[a-zA-Z][a-zA-Z0-9+.-]*://[^\s'\"<>]+")
 
 
-def redact_header(name: str, value: str) -> str:
+def redact_header(name: str, value: str, found: list[str] | None = None) -> str:
     """A header as stored (WARC): REDACTED under a secret name (``Cookie``,
-    ``Set-Cookie``, ``Authorization``, API keys), else its URLs' secrets redacted."""
+    ``Set-Cookie``, ``Authorization``, API keys), else the secrets of its URLs
+    (absolute or relative: ``Link: </p?token=V>``, ``Refresh: 0; url=/cb?token=V``,
+    fragments) redacted; the values removed are appended to ``found``."""
     if is_secret_name(name):
         return REDACTED
+    found = found if found is not None else []
     if name.lower() in ("location", "content-location"):  # a URL, relative or not
-        return _header_url(value)
-    return _HEADER_URL.sub(lambda m: _header_url(m.group()), value)
+        return _header_url(value, found)
+    value = _HEADER_URL.sub(lambda m: _header_url(m.group(), found), value)
+    return redact_nested(value, found, plain_mark)  # relative URLs, queries
 
 
-def _header_url(url: str) -> str:
-    """One URL, absolute or relative: user-info, secret path parameters and secret
-    query values redacted, the rest as written."""
-    found: list[str] = []
+def _base64_forms(encoded: str) -> list[str]:
+    """A base64 value as sent, without its padding, and in the URL-safe alphabet."""
+    bare = encoded.rstrip("=")
+    return [encoded, bare, bare.replace("+", "-").replace("/", "_")]
+
+
+def _header_url(url: str, found: list[str]) -> str:
+    """One URL, absolute or relative: user-info, secret path parameters, secret query
+    and fragment values redacted, the rest as written."""
     head, qmark, query = url.partition("?")
     scheme, slashes, rest = head.partition("://")
     if slashes:
         authority, slash, path = rest.partition("/")
         if "@" in authority:
-            authority = f"{REDACTED}@{authority.rsplit('@', 1)[1]}"
+            userinfo, _, host = authority.rpartition("@")
+            found.extend((unquote(userinfo), unquote(userinfo.partition(":")[2])))
+            authority = f"{REDACTED}@{host}"
         head = f"{scheme}{slashes}{authority}{slash}{redact_path_params(path, found, plain_mark)}"
     else:
         head = redact_path_params(head, found, plain_mark)
     if not qmark:
-        return head
+        head, hash_sign, fragment = head.partition("#")
+        return f"{head}{hash_sign}{redact_query(fragment, found, plain_mark)}"
     query, hash_sign, fragment = query.partition("#")
-    return f"{head}?{redact_query(query, found, plain_mark)}{hash_sign}{fragment}"
+    return (f"{head}?{redact_query(query, found, plain_mark)}{hash_sign}"
+            f"{redact_query(fragment, found, plain_mark)}")
 
 
 # --- scrubbing what was fetched or printed ---------------------------------------------
 
 def spelled_forms(values: Iterable[str]) -> dict[str, str]:
-    """Each spelling of each value (plain, percent-encoded...) → the value it spells."""
+    """Each spelling of each value (plain, percent-encoded...) → the value it spells.
+    (The same values are asked for more than once while one command is identified: the
+    last few answers are kept; callers never change them.)"""
+    return _spelled_forms(tuple(values))
+
+
+@lru_cache(maxsize=4)
+def _spelled_forms(values: tuple[str, ...]) -> dict[str, str]:
     forms: dict[str, str] = {}
     for value in sorted({v.strip() for v in values}):
-        if value and not _trivial(value):
+        if value.isascii() and value.isalnum():  # most values: spelled one way
+            if (len(value) > 2 or not value.isdigit()) and value.lower() not in _TRIVIAL:
+                forms.setdefault(value, value)
+        elif value and not _trivial(value):
             for form in _spellings(value):
                 forms.setdefault(form, value)
     return forms

@@ -55,13 +55,15 @@ def _plain_commands(text: str) -> tuple[Words, ...]:
     """:func:`shell_commands` of a script with no quotes, escapes or comments: words
     are their own values."""
     commands: list[list[tuple[int, int, str]]] = [[]]
+    command = commands[-1]
     for match in _PLAIN_TOKEN.finditer(text):
         token = match.group()
         if token in _OPERATORS:
-            if commands[-1]:
-                commands.append([])
+            if command:
+                command = []
+                commands.append(command)
         else:
-            commands[-1].append((match.start(), match.end(), token))
+            command.append((*match.span(), token))
     return tuple(tuple(command) for command in commands if command)
 
 

@@ -43,6 +43,7 @@ from .secrets import (
     param_name,
     plain_mark,
     redact_body,
+    redact_nested,
     redact_path_params,
     shown_url,
 )
@@ -290,6 +291,8 @@ def _url_parts(url: str | httpx.URL, *, normalize: bool, mark: Mark | None = Non
             continue
         if value is not None and is_secret_name(plain):
             value = mark(_normalize_escapes(value)) if mark else REDACTED
+        elif value:  # a URL or query inside the value keeps its secrets out too
+            value = redact_nested(value, [], mark or plain_mark)
         kept.append(name if value is None else f"{name}={value}")
     path = redact_path_params(raw_path or "/", [], mark or plain_mark) if ";" in raw_path \
         else raw_path or "/"

@@ -204,7 +204,7 @@ class LedgerTools:
         self,
         url: Annotated[str, Field(description="The URL to fetch (http or https).")],
         query: Annotated[str, Field(description=_QUERY)] = "",
-        k: Annotated[int, Field(ge=1, description=_K)] = 3,
+        k: Annotated[int, Field(strict=True, ge=1, description=_K)] = 3,
         render: Annotated[Literal["auto", "always", "never"], Field(
             description="Run the page's JavaScript in headless Chromium: auto (default) only "
                         "when the page is an empty shell without it; always; never.")] = "auto",
@@ -221,7 +221,7 @@ class LedgerTools:
                            Field(description="Request headers, name to value.")] = None,
         body: Annotated[str, Field(description="The request body, sent as is.")] = "",
         query: Annotated[str, Field(description=_QUERY)] = "",
-        k: Annotated[int, Field(ge=1, description=_K)] = 3,
+        k: Annotated[int, Field(strict=True, ge=1, description=_K)] = 3,
     ) -> CallToolResult:
         return self._call(f"{method} {shown_url(url)}", lambda ledger: self._retrieved(
             ledger.http_request(method, url, headers=headers, body=body or None,
@@ -236,7 +236,7 @@ class LedgerTools:
             pattern=r"^\s*\d*\s*-?\s*\d*\s*$",
             description="Quote only from these PDF pages: N, A-B, A- or -B.")] = "",
         password: Annotated[str, Field(description="Password of an encrypted PDF.")] = "",
-        k: Annotated[int, Field(ge=1, description=_K)] = 3,
+        k: Annotated[int, Field(strict=True, ge=1, description=_K)] = 3,
     ) -> CallToolResult:
         def read(ledger: Ledger) -> CallToolResult:
             inside = self.config.roots.confine(path)
@@ -250,7 +250,7 @@ class LedgerTools:
         argv: Annotated[list[str], Field(
             min_length=1,
             description='The command and its arguments, e.g. ["python3", "--version"].')],
-        timeout: Annotated[float | None, Field(
+        timeout: Annotated[float | None, Field(strict=True,
             gt=0, description="Seconds before the command is killed (default 60).")] = None,
     ) -> CallToolResult:
         try:  # before anything reads the arguments: a refused command costs nothing
@@ -263,9 +263,9 @@ class LedgerTools:
     def search_quotes(
         self,
         query: Annotated[str, Field(description="Words to search for.")],
-        k: Annotated[int, Field(ge=1, description=_K)] = 3,
-        source: Annotated[int | None, Field(ge=1, description="Search only this source id.")]
-        = None,
+        k: Annotated[int, Field(strict=True, ge=1, description=_K)] = 3,
+        source: Annotated[int | None, Field(strict=True, ge=1,
+                                            description="Search only this source id.")] = None,
     ) -> CallToolResult:
         def search(ledger: Ledger) -> CallToolResult:
             found = ledger.quotes(query, k=k, source=source)
@@ -277,7 +277,7 @@ class LedgerTools:
         return self._call(query, search)
 
     def get_source(
-        self, id: Annotated[int, Field(ge=1, description="The source id, as in [3].")],
+        self, id: Annotated[int, Field(strict=True, ge=1, description="The source id, as in [3].")],
     ) -> CallToolResult:
         def show(ledger: Ledger) -> CallToolResult:
             details = ledger.details(id)
@@ -287,17 +287,17 @@ class LedgerTools:
 
     def read_source(
         self,
-        id: Annotated[int, Field(ge=1, description="The source id, as in [3].")],
-        start: Annotated[int, Field(ge=1, description=(
+        id: Annotated[int, Field(strict=True, ge=1, description="The source id, as in [3].")],
+        start: Annotated[int, Field(strict=True, ge=1, description=(
             "The passage to start at (1-based); each result's last line names the next "
             "one: next start: 41 of 380 passages."))] = 1,
-        limit: Annotated[int, Field(ge=1, description=(
+        limit: Annotated[int, Field(strict=True, ge=1, description=(
             "At most this many characters of lines (default 4000, at most 100000); "
             "whole passages only."))] = 4000,
         pages: Annotated[str, Field(
             pattern=r"^\s*\d*\s*-?\s*\d*\s*$",
             description="Read these pages of a PDF: N, A-B, A- or -B.")] = "",
-        version: Annotated[int | None, Field(
+        version: Annotated[int | None, Field(strict=True,
             ge=1, description="Read this version of the source (default: the latest).")]
         = None,
         outline: Annotated[bool, Field(description=(
@@ -341,7 +341,7 @@ class LedgerTools:
 
     def refresh(
         self,
-        ids: Annotated[list[Annotated[int, Field(ge=1)]] | None, Field(
+        ids: Annotated[list[Annotated[int, Field(ge=1, strict=True)]] | None, Field(
             description="The source ids to fetch again, as in [3].")] = None,
         all: Annotated[bool, Field(description="Every source of the ledger instead.")] = False,
     ) -> CallToolResult:
@@ -361,7 +361,7 @@ class LedgerTools:
                         "items, data or webPages; each with url or link), as text or as "
                         "the JSON itself; or one URL a line.")],
         query: Annotated[str, Field(description=_QUERY + " Default: the search query.")] = "",
-        k: Annotated[int, Field(ge=1, description=_K)] = 3,
+        k: Annotated[int, Field(strict=True, ge=1, description=_K)] = 3,
         search_query: Annotated[str, Field(
             description="The query the results answer, when they do not say.")] = "",
         engine: Annotated[str, Field(

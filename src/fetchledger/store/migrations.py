@@ -152,6 +152,15 @@ def _secret_rules(db: sqlite3.Connection) -> None:
     _reidentify(db, bytes(key))
 
 
+def _nested_secrets(db: sqlite3.Connection) -> None:
+    """Identities, displays and URLs brought under the secret rules of issue 13's third
+    pass (secrets of a URL nested in a parameter's value, unquoted ``NAME = V``, split
+    words, setting commands, commands inside words): a source stored with such a secret
+    in clear is found again under its old id, and the clear value leaves the ledger."""
+    (key,) = db.execute("SELECT key FROM identity_key WHERE id = 1").fetchone()
+    _reidentify(db, bytes(key))
+
+
 def _credentials_not_identity(db: sqlite3.Connection) -> None:
     """Identities without URL user-info (issue 13, third pass: a credential, not
     identity; they held ``REDACTED@``): each source is found again under its old id."""
@@ -261,6 +270,7 @@ MIGRATIONS: tuple[tuple[str, Callable[[sqlite3.Connection], None]], ...] = (
     ("0007_secret_rules", _secret_rules),
     ("0008_reading", _reading),
     ("0010_credentials_not_identity", _credentials_not_identity),
+    ("0011_nested_secrets", _nested_secrets),
 )
 
 
@@ -365,6 +375,15 @@ def _postgres_keyed_identity(db: PgConnection) -> None:
 def _postgres_secret_rules(db: PgConnection) -> None:
     """The SQLite migration of the same name: identities, displays, attempt locators
     and version metadata under today's secret rules, no id changed."""
+    _postgres_reidentify(db)
+
+
+def _postgres_nested_secrets(db: PgConnection) -> None:
+    """The SQLite migration of the same name (issue 13's third pass), no id changed."""
+    _postgres_reidentify(db)
+
+
+def _postgres_reidentify(db: PgConnection) -> None:
     row = db.execute("SELECT key FROM identity_key WHERE id = 1").fetchone()
     assert row is not None  # 0002_keyed_identity made it
     key = row[0]
@@ -466,4 +485,5 @@ POSTGRES_MIGRATIONS: tuple[tuple[str, Callable[[PgConnection], None]], ...] = (
     ("0008_reading", _postgres_reading),
     ("0009_register_function", _postgres_register_function),
     ("0010_credentials_not_identity", _postgres_secret_rules),  # the same re-identification
+    ("0011_nested_secrets", _postgres_nested_secrets),
 )

@@ -28,11 +28,27 @@ Connection = psycopg.Connection[tuple[Any, ...]]
 
 _CLAIM_LOCK = 0x6665_7463_686C + 1  # pg_advisory_xact_lock key: the migrations' + 1
 _MAX_TERM = 500  # characters; PostgreSQL refuses lexemes over 2 KB
+_INDEX_CHARS = 8_000_000  # characters of stored text held at once by the copy's indexing
 
 
 def passage_terms(text: str) -> list[str]:
     """The distinct index terms of one passage."""
     return sorted({t for t in tokenize(text) if len(t) <= _MAX_TERM})
+
+
+def _by_size(sizes: Sequence[tuple[int, int]], most: int) -> Iterator[list[int]]:
+    """The ids of ``(id, size)`` in order, in groups of at most ``most`` in size (or
+    of one, when one alone is bigger)."""
+    group: list[int] = []
+    held = 0
+    for key, size in sizes:
+        if group and held + size > most:
+            yield group
+            group, held = [], 0
+        group.append(key)
+        held += size
+    if group:
+        yield group
 
 
 class PostgresBulk:
@@ -56,44 +72,56 @@ class PostgresBulk:
         finished, renew the leases it holds, and claim what is free of ``want``: never
         claimed, or its lease lapsed (its batch died), or finished before ``since``.
         ``FOR UPDATE SKIP LOCKED``: what another batch is claiming this instant is
-        left to it (and asked for again next round)."""
+        left to it (and asked for again next round). Its statements go to the server
+        together (a pipeline): one round trip, whatever the number of inputs."""
+        wanted = sorted(dict.fromkeys(want))
+
         def work(db: Connection) -> ClaimRound:
             # Claim rounds of all batches one at a time (each takes milliseconds): their
             # inserts, renewals and take-overs of lapsed claims cannot deadlock.
             db.execute("SELECT pg_advisory_xact_lock(%s)", (_CLAIM_LOCK,))
-            clock = db.execute("SELECT now()").fetchone()
-            assert clock is not None
-            start = since or clock[0]
-            with db.cursor() as cursor:
-                cursor.executemany(
-                    "UPDATE claim SET holder = NULL, expires = NULL, finished_at = now(), "
-                    "status = %s, message = %s WHERE locator = %s AND holder = %s",
-                    [(status, message, locator, holder)
-                     for locator, status, message in finished])
+            if finished:
+                db.execute(
+                    "UPDATE claim c SET holder = NULL, expires = NULL, finished_at = now(), "
+                    "status = f.status, message = f.message "
+                    "FROM unnest(%s::text[], %s::text[], %s::text[]) "
+                    "  AS f(locator, status, message) "
+                    "WHERE c.locator = f.locator AND c.holder = %s",
+                    ([f[0] for f in finished], [f[1] for f in finished],
+                     [f[2] for f in finished], holder))
             db.execute("UPDATE claim SET expires = now() + make_interval(secs => %s) "
                        "WHERE holder = %s", (lease, holder))
-            wanted = list(dict.fromkeys(want))
-            db.execute("INSERT INTO claim (locator) SELECT unnest(%s::text[]) "
-                       "ON CONFLICT (locator) DO NOTHING", (sorted(wanted),))
-            mine = {row[0] for row in db.execute(
-                "UPDATE claim c SET holder = %(holder)s, finished_at = NULL, status = NULL, "
-                "message = NULL, expires = now() + make_interval(secs => %(lease)s) "
-                "FROM (SELECT locator FROM claim WHERE locator = ANY(%(wanted)s) AND ("
-                "        (finished_at IS NULL AND (holder IS NULL OR expires < now())) "
-                "        OR finished_at < %(since)s) "
-                "      FOR UPDATE SKIP LOCKED) AS free "
-                "WHERE c.locator = free.locator RETURNING c.locator",
-                {"holder": holder, "lease": lease, "wanted": wanted, "since": start})}
-            others = [w for w in wanted if w not in mine]
-            done = db.execute("SELECT locator, status, message FROM claim "
-                              "WHERE locator = ANY(%s) AND finished_at >= %s",
-                              (others, start)).fetchall()
-            settled = {row[0] for row in done}
-            return ClaimRound(tuple(w for w in wanted if w in mine),
-                              tuple((str(a), str(b), str(c)) for a, b, c in done),
-                              tuple(w for w in others if w not in settled), start)
+            if wanted:
+                db.execute("INSERT INTO claim (locator) SELECT unnest(%s::text[]) "
+                           "ON CONFLICT (locator) DO NOTHING", (wanted,))
+            # What this round takes (free: never claimed, lapsed, or finished before the
+            # batch began) and what others finished since it began: two sets of the same
+            # snapshot that never meet; the rest of ``wanted`` another live batch holds.
+            found = db.execute(
+                "WITH start AS (SELECT coalesce(%(since)s::timestamptz, now()) AS at), "
+                "free AS (SELECT c.locator FROM claim c, start "
+                "         WHERE c.locator = ANY(%(wanted)s::text[]) AND ("
+                "           (c.finished_at IS NULL AND (c.holder IS NULL OR c.expires < now())) "
+                "           OR c.finished_at < start.at) "
+                "         FOR UPDATE OF c SKIP LOCKED), "
+                "mine AS (UPDATE claim c SET holder = %(holder)s, finished_at = NULL, "
+                "         status = NULL, message = NULL, "
+                "         expires = now() + make_interval(secs => %(lease)s) "
+                "         FROM free WHERE c.locator = free.locator RETURNING c.locator) "
+                "SELECT 'mine', locator, NULL, NULL, NULL::timestamptz FROM mine "
+                "UNION ALL SELECT 'done', c.locator, c.status, c.message, NULL FROM claim c, start "
+                "  WHERE c.locator = ANY(%(wanted)s::text[]) AND c.finished_at >= start.at "
+                "UNION ALL SELECT 'start', NULL, NULL, NULL, at FROM start",
+                {"holder": holder, "lease": lease, "wanted": wanted, "since": since}).fetchall()
+            start = next(at for tag, _, _, _, at in found if tag == "start")
+            mine = {locator for tag, locator, _, _, _ in found if tag == "mine"}
+            done = [(str(locator), str(status), str(message))
+                    for tag, locator, status, message, _ in found if tag == "done"]
+            settled = mine | {locator for locator, _, _ in done}
+            return ClaimRound(tuple(w for w in wanted if w in mine), tuple(done),
+                              tuple(w for w in wanted if w not in settled), start)
 
-        return self._write(work)
+        return self._write(work, pipelined=True)
 
     def import_rows(self, batches: Iterable[CopyBatch]) -> None:
         """Fill this EMPTY ledger with another's rows in one transaction, ids unchanged,
@@ -126,15 +154,28 @@ class PostgresBulk:
 
     @staticmethod
     def _index_latest(db: Connection) -> None:
-        with db.cursor(name="fetchledger_index") as reading, db.cursor() as writing:
-            reading.execute(
-                'SELECT p.id, substr(v.text, p.start + 1, p."end" - p.start) FROM passage p '
-                "JOIN source s ON s.latest_version = p.version_id "
-                "JOIN version v ON v.id = p.version_id ORDER BY p.id")
-            while found := reading.fetchmany(2000):
-                writing.executemany(
-                    "UPDATE passage SET terms = array_to_tsvector(%s::text[]) WHERE id = %s",
-                    [(passage_terms(text), passage_id) for passage_id, text in found])
+        """Index the passages of each source's latest version: each version's text is
+        read once and its passages cut from it here (a ``substr`` per passage of a
+        stored text decompresses it from its start each time: quadratic in a long
+        text's passages), a few MB of text at a time; the terms go to the server in
+        one COPY and into the index by one UPDATE."""
+        sizes = db.execute("SELECT v.id, length(v.text) FROM source s "
+                           "JOIN version v ON v.id = s.latest_version ORDER BY v.id").fetchall()
+        db.execute("CREATE TEMPORARY TABLE copied_terms (id BIGINT, terms TEXT[]) "
+                   "ON COMMIT DROP")
+        for group in _by_size(sizes, _INDEX_CHARS):
+            texts: dict[int, str] = dict(db.execute(
+                "SELECT id, text FROM version WHERE id = ANY(%s)", (group,)).fetchall())
+            spans = db.execute('SELECT id, version_id, start, "end" FROM passage '
+                               "WHERE version_id = ANY(%s) ORDER BY id", (group,)).fetchall()
+            with db.cursor() as cursor, cursor.copy(
+                    "COPY copied_terms (id, terms) FROM STDIN") as copy:
+                copy.set_types(["bigint", "text[]"])
+                for passage_id, version_id, start, end in spans:
+                    copy.write_row((passage_id, passage_terms(texts[version_id][start:end])))
+            del texts, spans
+        db.execute("UPDATE passage p SET terms = array_to_tsvector(t.terms) "
+                   "FROM copied_terms t WHERE p.id = t.id")
 
     def export_rows(self, batch: int = 500) -> Iterator[CopyBatch]:
         """Every row of the ledger, table by table and by id, from one snapshot."""

@@ -29,9 +29,11 @@ from __future__ import annotations
 import functools
 import json
 import logging
+import threading
+import weakref
 import zlib
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager, nullcontext, suppress
 from typing import Any, TypeVar
 
 import psycopg
@@ -86,6 +88,18 @@ def _not_redundant(record: logging.LogRecord) -> bool:
 logging.getLogger("psycopg").addFilter(_not_redundant)
 
 
+class _Held:
+    """One thread's connection, closed when the thread ends (its ``threading.local``
+    goes, and this with it)."""
+
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+
+    def __del__(self) -> None:
+        with suppress(Exception):
+            self.conn.close()
+
+
 class PostgresStore(PostgresRegistration, PostgresBulk, WindowReads):
     """A ledger in one PostgreSQL database (or schema, by ``options=-csearch_path=``)."""
 
@@ -102,7 +116,12 @@ class PostgresStore(PostgresRegistration, PostgresBulk, WindowReads):
                                     path=self.shown,
                                     hint="postgresql://USER@HOST:PORT/DATABASE") from exc
         self._password = str(password) if password else None
-        self._conn: Connection | None = None
+        # One connection per thread (a transaction belongs to one): a batch's writer and
+        # its claim rounds each have their own. A thread's ends with it; close() closes
+        # every one still open.
+        self._local = threading.local()
+        self._opened: weakref.WeakSet[_Held] = weakref.WeakSet()
+        self._opened_lock = threading.Lock()
         if read_only:  # an existing ledger only: nothing is created or migrated
             self._check_readable()
         else:
@@ -116,16 +135,23 @@ class PostgresStore(PostgresRegistration, PostgresBulk, WindowReads):
         return bytes(row[0])
 
     def close(self) -> None:
-        if self._conn is not None:
-            self._conn.close()
-            self._conn = None
+        with self._opened_lock:
+            opened = list(self._opened)
+            self._opened.clear()
+        for held in opened:
+            held.conn.close()
 
     # --- connections, errors, transactions -------------------------------------------
 
     def _connection(self) -> Connection:
-        if self._conn is not None and not self._conn.closed and not self._conn.broken:
-            return self._conn
-        self.close()
+        """This thread's connection: made on first use, made again once lost."""
+        held: _Held | None = getattr(self._local, "held", None)
+        if held is not None and not held.conn.closed and not held.conn.broken:
+            return held.conn
+        if held is not None:
+            with self._opened_lock:
+                self._opened.discard(held)
+            held.conn.close()
         options: dict[str, Any] = {"autocommit": True}
         given = conninfo_to_dict(self.url)
         if "connect_timeout" not in given:
@@ -133,8 +159,10 @@ class PostgresStore(PostgresRegistration, PostgresBulk, WindowReads):
         if "application_name" not in given:
             options["application_name"] = "fetchledger"
         with self._errors():
-            conn: Connection = psycopg.connect(self.url, **options)
-        self._conn = conn
+            conn = psycopg.connect(self.url, **options)
+        self._local.held = held = _Held(conn)
+        with self._opened_lock:
+            self._opened.add(held)
         return conn
 
     def _scrub(self, text: str) -> str:

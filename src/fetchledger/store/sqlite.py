@@ -450,11 +450,17 @@ class SQLiteStore(WindowReads):
                 marks = ", ".join("?" * len(COPY_COLUMNS[table]))
                 db.executemany(f"INSERT INTO {table} ({quoted_columns(table)}) "
                                f"VALUES ({marks})", found)
-            db.execute(
-                "INSERT INTO passage_fts (rowid, body) "
-                "SELECT p.id, substr(v.text, p.start + 1, p.end - p.start) FROM passage p "
-                "JOIN source s ON s.latest_version = p.version_id "
-                "JOIN version v ON v.id = p.version_id")
+            # Each latest version's text read once, its passages cut from it here: a
+            # substr per passage reads the whole stored text each time (quadratic).
+            latest = db.execute("SELECT v.id FROM source s JOIN version v "
+                                "ON v.id = s.latest_version ORDER BY v.id").fetchall()
+            for (version_id,) in latest:
+                (text,) = db.execute("SELECT text FROM version WHERE id = ?",
+                                     (version_id,)).fetchone()
+                spans = db.execute('SELECT id, start, "end" FROM passage '
+                                   "WHERE version_id = ? ORDER BY id", (version_id,)).fetchall()
+                db.executemany("INSERT INTO passage_fts (rowid, body) VALUES (?, ?)",
+                               [(passage_id, text[start:end]) for passage_id, start, end in spans])
 
     # --- reads --------------------------------------------------------------------
 
