@@ -4,6 +4,7 @@ every process of a run gone within a bound of its death (issue 13, nothing left 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import select
 import signal
@@ -181,6 +182,23 @@ class Run:
         assert wait_for(lambda: len(marked(self.mark)) >= count, 20.0) is not None, \
             f"{what} did not start"
         time.sleep(0.1)
+
+    def call_mcp_tool(self, name: str, arguments: dict[str, object], client: str) -> None:
+        """On a run of ``mcp`` with piped stdin/stdout: initialize, then send one
+        ``tools/call`` (id 2) and return without waiting for its answer."""
+        assert self.process.stdin is not None and self.process.stdout is not None
+        for message in (
+            {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": "2025-06-18", "capabilities": {},
+                "clientInfo": {"name": client, "version": "1"}}},
+            {"jsonrpc": "2.0", "method": "notifications/initialized"},
+            {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+             "params": {"name": name, "arguments": arguments}},
+        ):
+            self.process.stdin.write((json.dumps(message) + "\n").encode())
+            self.process.stdin.flush()
+            if message.get("id") == 1:
+                assert json.loads(self.process.stdout.readline())["id"] == 1
 
     def kill_and_check(self, how: str, what: str = "") -> None:
         """Send ``how`` (a signal, or ``stdin``: close it) and check that every process of

@@ -154,18 +154,6 @@ def test_the_mcp_server_leaves_no_sandbox_mid_read_file(tmp_path: Path, how: str
     pdf.write_bytes(fanout_pdf(8, leaf_ops=200))
     run = Run(["mcp", "--root", str(tmp_path)], tmp_path, stdin=subprocess.PIPE,
               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-    assert run.process.stdin is not None and run.process.stdout is not None
-    for message in (
-        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {},
-            "clientInfo": {"name": "lifetimes", "version": "1"}}},
-        {"jsonrpc": "2.0", "method": "notifications/initialized"},
-        {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-         "params": {"name": "read_file", "arguments": {"path": str(pdf)}}},
-    ):
-        run.process.stdin.write((json.dumps(message) + "\n").encode())
-        run.process.stdin.flush()
-        if message.get("id") == 1:
-            assert json.loads(run.process.stdout.readline())["id"] == 1
+    run.call_mcp_tool("read_file", {"path": str(pdf)}, "lifetimes")
     run.started(2, "the PDF sandbox")
     run.kill_and_check(how, "mcp, mid read_file of a slow PDF")

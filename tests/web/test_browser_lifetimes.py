@@ -12,7 +12,6 @@ its end is seen through its pidfd (``tests/procs.py``).
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import time
@@ -61,19 +60,8 @@ def test_the_mcp_server_leaves_no_browser_process_mid_fetch(web: LoopbackServer,
     before = len(web.hits)
     run = Run(["mcp", "--allow-host", "127.0.0.1"], tmp_path, stdin=subprocess.PIPE,
               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-    assert run.process.stdin is not None and run.process.stdout is not None
-    for message in (
-        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {},
-            "clientInfo": {"name": "browser-lifetimes", "version": "1"}}},
-        {"jsonrpc": "2.0", "method": "notifications/initialized"},
-        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
-            "name": "fetch", "arguments": {"url": web.url("/app/never"), "render": "always"}}},
-    ):
-        run.process.stdin.write((json.dumps(message) + "\n").encode())
-        run.process.stdin.flush()
-        if message.get("id") == 1:
-            assert json.loads(run.process.stdout.readline())["id"] == 1
+    run.call_mcp_tool("fetch", {"url": web.url("/app/never"), "render": "always"},
+                      "browser-lifetimes")
     _mid_render(run, web, before)
     run.kill_and_check(how, "mcp, mid fetch with render")
     assert run.process.returncode is not None
