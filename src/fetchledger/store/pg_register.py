@@ -119,6 +119,8 @@ class PostgresRegistration:
         def _statement(self, work: Callable[[Connection], T], *, tries: int = ...,
                        retried: tuple[type[Exception], ...] = ...) -> T: ...
 
+        def _cursor(self, conn: Connection) -> psycopg.Cursor[tuple[Any, ...]]: ...
+
     def register(
         self, registrations: Sequence[Registration], attempts: Sequence[AttemptRow] = ()
     ) -> list[StoredVersion]:
@@ -136,8 +138,8 @@ class PostgresRegistration:
         retried = (psycopg.errors.UniqueViolation,)
         if len(rounds) == 1:  # one statement, its own transaction
             return _answers(self._statement(lambda db: self._write_round(
-                db, registrations, described, utc_now(), failed, self.lock_timeout
-            ).fetchall(), retried=retried))
+                self._cursor(db), registrations, described, utc_now(), failed,
+                self.lock_timeout).fetchall(), retried=retried))
 
         def work(db: Connection) -> list[psycopg.Cursor[Any]]:
             now = utc_now()
@@ -152,12 +154,13 @@ class PostgresRegistration:
         return [answer for cursor in done for answer in _answers(cursor.fetchall())]
 
     @staticmethod
-    def _write_round(db: Connection, registrations: Sequence[Registration],
+    def _write_round(db: Connection | psycopg.Cursor[tuple[Any, ...]],
+                     registrations: Sequence[Registration],
                      described: Sequence[str], now: str, failed: str,
                      lock_timeout: str) -> psycopg.Cursor[Any]:
         """Send one round of registrations (``described``: each one's JSON) and the
         failed attempts (JSON) to ``fetchledger_register``, the statement that numbers
-        its new sources last."""
+        its new sources last, on a connection or a cursor (binary) of one."""
         # the keys of its new sources until they are numbered: numbers no source has,
         # distinct between writers (a collision, once in 2**42, is a unique violation)
         key = secrets.randbelow(1 << 42) * _SPAN

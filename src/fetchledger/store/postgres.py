@@ -96,6 +96,7 @@ class _Held:
 
     def __init__(self, conn: Connection) -> None:
         self.conn = conn
+        self.cursor: psycopg.Cursor[tuple[Any, ...]] | None = None  # kept for writes
 
     def __del__(self) -> None:
         with suppress(Exception):
@@ -180,6 +181,14 @@ class PostgresStore(PostgresRegistration, PostgresBulk, WindowReads):
         except psycopg.OperationalError:
             return self._connection()  # the connection is closed: a new one
         return conn
+
+    def _cursor(self, conn: Connection) -> psycopg.Cursor[tuple[Any, ...]]:
+        """A binary cursor of this thread's connection ``conn``, kept with it: a write
+        does not make one of its own each time."""
+        held: _Held = self._local.held
+        if held.cursor is None or held.cursor.connection is not conn:
+            held.cursor = conn.cursor(binary=True)
+        return held.cursor
 
     def _scrub(self, text: str) -> str:
         return text.replace(self._password, REDACTED) if self._password else text
