@@ -25,7 +25,10 @@ for URLs and headers. What a command line can hide a secret in:
   (:data:`PROGRAM_OPTIONS`: ``mysql -pV``, ``sshpass -p V``, ``redis-cli -a V``,
   ``docker login -p V``, ``curl -b COOKIES``...);
 - the script of ``sh -c`` / ``bash -lc`` / ``run --shell`` (word by word, nested),
-  and a word holding blanks that no other rule changed (``ssh host 'cmd ...'``).
+  and a word holding blanks that no other rule changed (``ssh host 'cmd ...'``);
+- by shape, in any word or part of one: well-known token formats and the secret
+  segments of webhook URLs (:mod:`.shapes`: ``ghp_…``, ``AKIA…``,
+  ``hooks.slack.com/services/T…/B…/SECRET``).
 
 Each rule collects the values it removed, so that every other occurrence of them
 (in any word, in the command's output) is scrubbed too. Every rule is linear, and
@@ -52,6 +55,7 @@ from .secrets import (
     scrub,
     spelled_forms,
 )
+from .shapes import may_hold_shapes, redact_shapes
 from .shellwords import shell_commands
 
 __all__ = ["PROGRAM_OPTIONS", "Recorder", "Unrendered", "redact_argument", "redact_argv",
@@ -338,8 +342,8 @@ def _each(redact: Callable[[Mark, list[str]], list[str]], marks: Sequence[Mark],
     return rendered
 
 
-def _redact_words(words: Sequence[str], found: list[str], mark: Mark, depth: int
-                  ) -> list[str]:
+def _redact_words(words: Sequence[str], found: list[str], mark: Mark, depth: int, *,
+                  shapes: bool = True) -> list[str]:
     # each distinct word once (a short command: as it is), for the three tests below
     programs: Collection[str] = set(words) if len(words) > 8 else words
     if "/" in "".join(programs):
@@ -351,6 +355,7 @@ def _redact_words(words: Sequence[str], found: list[str], mark: Mark, depth: int
     plain = not scripts and not options  # then NAME=V may take the short way
     nested = depth < _MAX_NESTING
     redacted = []
+    done: set[int] = set()  # scripts: their shapes are marked by their own last pass
     previous: str | None = None
     for i, word in enumerate(words):
         simple = _plain_assignment(word, previous) if plain and "=" in word else None
@@ -360,6 +365,7 @@ def _redact_words(words: Sequence[str], found: list[str], mark: Mark, depth: int
             redacted.append(f"{name}={mark(value)}")
         elif i in scripts and nested:
             redacted.append(_redact_script(word, found, mark, depth + 1))
+            done.add(i)
         elif i in options:
             prefix, value = options[i], word[len(options[i]):]
             _found(found, value)
@@ -371,13 +377,36 @@ def _redact_words(words: Sequence[str], found: list[str], mark: Mark, depth: int
             clean = redact_argument(word, previous, found, mark)
             if clean == word and nested and _blank(word):
                 clean = _redact_script(word, found, mark, depth + 1)  # ssh host 'cmd …'
+                done.add(i)
             redacted.append(clean)
         elif nested and (" " in word or "\n" in word or "\t" in word):
             redacted.append(_redact_script(word, found, mark, depth + 1))  # watch 'cmd …'
+            done.add(i)
         else:
             redacted.append(word)
         previous = word
-    return redacted
+    if not shapes:  # a script's words: its last pass marks the shapes in its whole text
+        return redacted
+    return _shapes_marked(redacted, found, mark, done)
+
+
+def _shapes_marked(words: list[str], found: list[str], mark: Mark,
+                   done: Collection[int]) -> list[str]:
+    """``words`` with the tokens and webhook secrets (:mod:`.shapes`) still in them
+    marked, but for those at ``done``: one pass over all of them (a token holds no NUL,
+    the words' separator)."""
+    chosen = [i for i in range(len(words)) if i not in done] if done else range(len(words))
+    joined = _WORD_BREAK.join(words[i] for i in chosen)
+    if not may_hold_shapes(joined):
+        return words
+    if joined.count(_WORD_BREAK) != len(chosen) - 1:
+        marked = [redact_shapes(words[i], found, mark) for i in chosen]
+    else:
+        marked = redact_shapes(joined, found, mark).split(_WORD_BREAK)
+    out = list(words)
+    for i, word in zip(chosen, marked, strict=True):
+        out[i] = word
+    return out
 
 
 _NO_SCRIPTS: frozenset[int] = frozenset()
@@ -678,8 +707,9 @@ def redact_command_text_each(text: str, marks: Sequence[Mark],
 # What any rule needs to see before it can redact a word: a `:` (a header, a URL,
 # user:password, JSON), an assignment to a secret-like name (also `NAME = '...'`,
 # `['NAME']=`), an option that takes a secret (`--token VALUE`, `-token VALUE`, `-u`,
-# `-uUSER:PW`), a program with secret options of its own, or a shell that runs a
-# script. Each pattern starts only where a run of its characters starts: linear.
+# `-uUSER:PW`), a program with secret options of its own, a shell that runs a
+# script, or a token or webhook URL known by its shape (`ghp_…`: shapes.py). Each
+# pattern starts only where a run of its characters starts: linear.
 _ASSIGNED_NAME = re.compile(r"(?<![\w.-])(-{0,2}[^\W\d][\w.-]*)"
                             r"""["'\[\]]*\s*=""")
 _OPTION_WORD = re.compile(r"(?<![^\s;&|<>()'\"])(?:--?[^\s;&|<>()'\"=]+)"
@@ -697,8 +727,8 @@ _ENCODED_EQUALS = re.compile(r"%(?:25)*3[dD]")  # a query inside a value, encode
 def _could_hold_secrets(text: str) -> bool:
     """False when no rule can redact anything in ``text`` (a script, or argv joined by
     newlines): one scan instead of a rule per word, for almost every command."""
-    if ":" in text or _ENCODED_EQUALS.search(text):
-        return True
+    if ":" in text or _ENCODED_EQUALS.search(text) or may_hold_shapes(text):
+        return True  # (a token or webhook URL: one pass in C, before the scans below)
     if ("'" in text or '"' in text) and _SQL_PASSWORD.search(text):  # (a quote first: fast)
         return True
     if any(map(is_secret_name, _ASSIGNED_NAME.findall(text))):  # stops at the first
@@ -723,7 +753,8 @@ def _redact_script(text: str, found: list[str], mark: Mark, depth: int) -> str:
         again = done.get(values)
         if again is None:
             seen: list[str] = []
-            again = done[values] = (_redact_words(values, seen, mark, depth), seen)
+            again = done[values] = (_redact_words(values, seen, mark, depth, shapes=False),
+                                    seen)
         redacted.append(again[0])
         found.extend(again[1])
     if len(found) > start:  # a secret found anywhere, wherever it stands as (part of) a word
@@ -743,5 +774,5 @@ def _redact_script(text: str, found: list[str], mark: Mark, depth: int) -> str:
                 pieces.extend((text[last:begin], shown))
                 last = end
     pieces.append(text[last:])
-    rebuilt = "".join(pieces)
+    rebuilt = redact_shapes("".join(pieces), found, mark)  # a token in a comment, a heredoc
     return scrub(rebuilt, found[start:], mark) if len(found) > start else rebuilt

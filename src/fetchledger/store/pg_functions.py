@@ -1,6 +1,6 @@
 """The server-side function of the PostgreSQL ledger that writes registrations.
 
-Created by migration ``0012_register_statement`` (:mod:`fetchledger.store.migrations`;
+Created by migration ``0013_register_statement`` (:mod:`fetchledger.store.migrations`;
 ``0009_register_function`` created its first form, kept below as it was), called by
 :mod:`fetchledger.store.pg_register`: one statement, in a transaction of its own
 (autocommit), writes a round of registrations.
@@ -239,7 +239,7 @@ END
 $fn$;
 """
 
-# as migration 0009_register_function created it (0012 replaces it)
+# as migration 0009_register_function created it (0013 replaces it)
 REGISTER_FUNCTION_0009 = """
 CREATE FUNCTION fetchledger_register(
     p_key bigint, p_now text, p_regs jsonb, p_texts text[], p_raws bytea[],
