@@ -55,7 +55,7 @@ from .secrets import (
     scrub,
     spelled_forms,
 )
-from .shapes import may_hold_shapes, redact_shapes
+from .shapes import may_hold_shapes, redact_private_keys, redact_shapes
 from .shellwords import shell_commands
 
 __all__ = ["PROGRAM_OPTIONS", "Recorder", "Unrendered", "redact_argument", "redact_argv",
@@ -358,6 +358,8 @@ def _redact_words(words: Sequence[str], found: list[str], mark: Mark, depth: int
     done: set[int] = set()  # scripts: their shapes are marked by their own last pass
     previous: str | None = None
     for i, word in enumerate(words):
+        if "-----BEGIN" in word:  # a private key first: its armour looks like `NAME: V`
+            word = redact_private_keys(word, found, mark)
         simple = _plain_assignment(word, previous) if plain and "=" in word else None
         if simple is not None:  # most secrets of a long command: --NAME=V, NAME=V
             name, value = simple
@@ -743,6 +745,7 @@ def _redact_script(text: str, found: list[str], mark: Mark, depth: int) -> str:
     if not _could_hold_secrets(text):  # most scripts: one scan, no word loop
         return text
     start = len(found)
+    text = redact_private_keys(text, found, mark)  # (before its armour looks like `NAME: V`)
     if "'" in text or '"' in text:  # quoted keyed values in the raw text (a heredoc's JSON)
         _redact_quoted_values(text, found, mark)  # what they hold is scrubbed below
     commands = shell_commands(text)
