@@ -37,8 +37,12 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections import deque
 from collections.abc import Callable, Collection, Sequence
 from functools import lru_cache
+from itertools import accumulate, compress, count
+from operator import itemgetter, lt, ne
+from typing import cast
 
 from .finder import finder as cached_finder
 from .secrets import (
@@ -52,7 +56,7 @@ from .secrets import (
     scrub,
     spelled_forms,
 )
-from .shellwords import shell_commands
+from .shellwords import ScriptWords, script_words, shell_commands
 
 __all__ = ["PROGRAM_OPTIONS", "Recorder", "Unrendered", "redact_argument", "redact_argv",
            "redact_argv_each", "redact_command_text", "redact_command_text_each"]
@@ -346,8 +350,9 @@ def _redact_words(words: Sequence[str], found: list[str], mark: Mark, depth: int
         programs = {*programs, *(word.rsplit("/", 1)[-1] for word in programs if "/" in word)}
     scripts = _script_positions(words) if not _SHELLS.isdisjoint(programs) else _NO_SCRIPTS
     options = _program_secrets(words) if not _PROGRAMS.isdisjoint(programs) else _NO_OPTIONS
-    if any(map(_placed, programs)):
-        options = {**_positional_secrets(words), **options}
+    if not _PLACED_WORDS.isdisjoint(programs) \
+            or not _PLACED_ENDS.isdisjoint(map(_LAST_CHARACTER, programs)):
+        options = {**_positional_secrets(words), **options}  # (a word _placed names)
     plain = not scripts and not options  # then NAME=V may take the short way
     nested = depth < _MAX_NESTING
     redacted = []
@@ -365,8 +370,14 @@ def _redact_words(words: Sequence[str], found: list[str], mark: Mark, depth: int
             _found(found, value)
             if value.startswith("pass:"):  # openssl -pass pass:PASSWORD
                 found.append(value[5:])
-            found.extend(cookie.partition("=")[2] for cookie in value.split(";"))
+            if ";" in value:
+                found.extend(cookie.partition("=")[2] for cookie in value.split(";"))
+            else:
+                found.append(value.partition("=")[2])
             redacted.append(prefix + mark(value))
+        elif _ACTIVE(word) is None and not word.startswith("-u") \
+                and (previous is None or previous[:1] != "-"):
+            redacted.append(word)  # no rule can change it (a test runs them all to check)
         elif _may_hold_secret(word, previous):
             clean = redact_argument(word, previous, found, mark)
             if clean == word and nested and _blank(word):
@@ -425,6 +436,14 @@ _VERB_SPELLINGS = frozenset(spelled for verb in _VERBS  # redis-cli CONFIG SET, 
                             for spelled in (verb, verb.upper(), verb.title()))
 _SECRET_COMMAND_OPTIONS = frozenset({"--value", "--body", "-b", "--data", "--secret"})
 _BARE_NAME = re.compile(r"-{0,2}[^\W\d][\w.-]*")
+_PLACED_WORDS = _SPLIT | _VERB_SPELLINGS  # what _placed names, with...
+_PLACED_ENDS = frozenset(":=")  # ...a word ending in `:` or `=`
+_LAST_CHARACTER = itemgetter(slice(-1, None))
+# What makes a word need the rules, whatever stands before it, when no option before it
+# makes it a secret (see _may_hold_secret and _plain_assignment; blanks: a script
+# inside): one of these characters, or a start of -u (-uUSER:PW, tested apart: an
+# alternation with `\A` costs a try at every character of a long word)
+_ACTIVE = re.compile(r"[=:%'\" \n\t]").search
 
 
 def _bare_secret(name: str) -> bool:
@@ -464,34 +483,45 @@ def _program_secrets(words: Sequence[str]) -> dict[int, str]:
     a well-known program's secret option (:data:`PROGRAM_OPTIONS`)."""
     values: dict[int, str] = {}
     options: dict[str, str] = {}
+    attached: tuple[str, ...] = ()
     waiting_login = False
+    last = len(words) - 1
     for i, word in enumerate(words):
-        program = word.rsplit("/", 1)[-1]
+        program = word if "/" not in word else word.rsplit("/", 1)[-1]
         if program in PROGRAM_OPTIONS:
-            options, waiting_login = PROGRAM_OPTIONS[program], program in _NEEDS_LOGIN
+            options, attached = PROGRAM_OPTIONS[program], _ATTACHED[program]
+            waiting_login = program in _NEEDS_LOGIN
             continue
         if waiting_login:
             waiting_login = word != "login"
             continue
         if not options or i in values:
             continue
-        for option, form in options.items():
-            if word == option and form == "rest":  # every word after it
-                values.update(dict.fromkeys(range(i + 1, len(words)), ""))
-            elif word == option and form == "after-colon" and i + 1 < len(words):
-                head, colon, tail = words[i + 1].partition(":")
-                if colon and tail and not head.endswith(("\\", "/")) and len(head) != 1:
-                    values[i + 1] = head + ":"  # (not a Windows drive letter)
-            elif word == option and form == "positional" and i + 1 < len(words):
-                if not words[i + 1].startswith("-"):
-                    values[i + 1] = ""
-            elif word == option and form != "attached" and i + 1 < len(words):
-                if form != "cookies" or "=" in words[i + 1]:
-                    values[i + 1] = ""
-            elif word.startswith(option) and len(word) > len(option) \
-                    and form in ("both", "attached") and word[len(option)] != "-":
+        form = options.get(word)
+        if form == "rest":  # every word after it
+            values.update(dict.fromkeys(range(i + 1, len(words)), ""))
+        elif form is None or i == last:
+            pass
+        elif form == "after-colon":
+            head, colon, tail = words[i + 1].partition(":")
+            if colon and tail and not head.endswith(("\\", "/")) and len(head) != 1:
+                values[i + 1] = head + ":"  # (not a Windows drive letter)
+        elif form == "positional":
+            if not words[i + 1].startswith("-"):
+                values[i + 1] = ""
+        elif form != "attached" and (form != "cookies" or "=" in words[i + 1]):
+            values[i + 1] = ""
+        for option in attached:  # -pVALUE
+            if word.startswith(option) and len(word) > len(option) \
+                    and word[len(option)] != "-":
                 values[i] = option
     return values
+
+
+# The options of each program given as -pVALUE ("both" and "attached")
+_ATTACHED = {program: tuple(option for option, form in options.items()
+                            if form in ("both", "attached"))
+             for program, options in PROGRAM_OPTIONS.items()}
 
 
 def _may_hold_secret(word: str, previous: str | None) -> bool:
@@ -616,21 +646,25 @@ class Recorder:
         if "\0" not in text:
             return text
         if mark is plain_mark:  # REDACTED: no word with it needs quotes for it
-            text = _PLAIN_WRAPPED.sub(r"\1", _SLOT.sub(REDACTED, text))
+            # (a split with the wrapped word as its group: outside, word, outside, ...)
+            text = "".join(_PLAIN_WRAPPED.split(_SLOT.sub(REDACTED, text)))
         else:  # split at the slots: text, slot, text, ...; one mark per distinct value
             parts = _SLOT.split(text)
             slots = parts[1::2]
-            marks: dict[str, str] = {}
-            for slot in set(slots):
-                value = self.values[ord(slot) - 0xF0000]
-                inner = self.render(value, mark) if "\0" in value else value
-                if inner is None:
+            distinct = set(slots)
+            values = [self.values[ord(slot) - 0xF0000] for slot in distinct]
+            if any("\0" in value for value in values):
+                inner = [self.render(value, mark) if "\0" in value else value
+                         for value in values]
+                if None in inner:
                     return None
-                marks[slot] = mark(inner)
+                values = cast(list[str], inner)
+            marks = dict(zip(distinct, map(mark, values), strict=True))
             parts[1::2] = map(marks.__getitem__, slots)
             text = "".join(parts)
-            if _OPEN_PLAIN in text and all("~" in m or _UNSAFE(m) for m in marks.values()):
-                text = _PLAIN_WRAPPED.sub(r"'\1'", text)  # each has a mark: each quoted
+            # (a `~` is one of what _UNSAFE finds: each keyed mark needs quotes)
+            if _OPEN_PLAIN in text and all(map(_UNSAFE, marks.values())):
+                text = "'".join(_PLAIN_WRAPPED.split(text))  # each has a mark: each quoted
             elif _OPEN_PLAIN in text:
                 text = _PLAIN_WRAPPED.sub(lambda m: shlex.quote(m.group(1)), text)
         quoted: dict[str, str] = {}
@@ -696,20 +730,152 @@ _ENCODED_EQUALS = re.compile(r"%(?:25)*3[dD]")  # a query inside a value, encode
 @lru_cache(maxsize=16)
 def _could_hold_secrets(text: str) -> bool:
     """False when no rule can redact anything in ``text`` (a script, or argv joined by
-    newlines): one scan instead of a rule per word, for almost every command."""
-    if ":" in text or _ENCODED_EQUALS.search(text):
+    newlines): one scan instead of a rule per word, for almost every command. (Each test
+    below is skipped when the text lacks a character its pattern needs; the cheapest
+    that holds for most secret-bearing scripts first.)"""
+    if ":" in text or ("%" in text and _ENCODED_EQUALS.search(text)):
         return True
     if ("'" in text or '"' in text) and _SQL_PASSWORD.search(text):  # (a quote first: fast)
         return True
-    if any(map(is_secret_name, _ASSIGNED_NAME.findall(text))):  # stops at the first
+    if "=" in text and _secret_assignment(text):
         return True
-    if any(option in _USER_OPTIONS or option.startswith("-u") or _takes_secret(option)
-           for option in set(_OPTION_WORD.findall(text))):
+    if not _PROGRAM_NAMES.isdisjoint(_GATE_WORD.findall(text)):
         return True
-    return not _PROGRAM_NAMES.isdisjoint(_GATE_WORD.findall(text))
+    return "-" in text and any(
+        option in _USER_OPTIONS or option.startswith("-u") or _takes_secret(option)
+        for option in set(_OPTION_WORD.findall(text)))
+
+
+def _secret_assignment(text: str) -> bool:
+    """Whether a name assigned in ``text`` is secret-like: the first few assignments one
+    by one (a script that sets a secret mostly does so early), then the rest at once."""
+    at = 0
+    for _ in range(4):
+        match = _ASSIGNED_NAME.search(text, at)
+        if match is None:
+            return False
+        if is_secret_name(match.group(1)):
+            return True
+        at = match.end()
+    return any(map(is_secret_name, _ASSIGNED_NAME.findall(text, at)))
 
 
 def _redact_script(text: str, found: list[str], mark: Mark, depth: int) -> str:
+    """``text`` (a shell script) with its secrets redacted word by word, its form kept;
+    the values removed are appended to ``found``. What :func:`_redact_script_reference`
+    gives, with the Python work per word of a long script cut: the script is split in C
+    (:func:`.shellwords.script_words`), the words that no rule can change are skipped
+    by C-level passes, and it is rebuilt by replacing only the words that changed."""
+    if not _could_hold_secrets(text):  # most scripts: one scan, no word loop
+        return text
+    start = len(found)
+    if "'" in text or '"' in text:  # quoted keyed values in the raw text (a heredoc's JSON)
+        _redact_quoted_values(text, found, mark)  # what they hold is scrubbed below
+    script = script_words(text)
+    values = script.values
+    cleans = _redact_commands(script, found, mark, depth)
+    if len(found) > start:  # a secret found anywhere, wherever it stands as (part of) a word
+        cleans = _scrub_marked(cleans, found[start:], mark)
+    changed = list(compress(count(), map(ne, values, cleans)))
+    if changed:  # each word that changed in its place, quoted (each distinct word once)
+        parts = list(script.parts)
+        clean = list(map(cleans.__getitem__, changed))
+        distinct = set(clean)
+        quoted = dict(zip(distinct, map(_quote(mark), distinct), strict=True))
+        deque(map(parts.__setitem__, [2 * i + 1 for i in changed],
+                  map(quoted.__getitem__, clean)), maxlen=0)
+        text = "".join(parts)
+    return scrub(text, found[start:], mark) if len(found) > start else text
+
+
+# Words that make a simple command more than a list of words: a shell (its script), a
+# program with secret options, or a word that names the next one a secret by where it
+# stands (also as the last part of a path: /usr/bin/mysql).
+_SPECIAL = _SHELLS | _PROGRAMS | _PLACED_WORDS
+_HAS_SLASH = re.compile("/").search
+# ...and what makes the word after it need them: an option (--token, -u).
+_OPTION_START = re.compile("-").match
+
+
+def _redact_commands(script: ScriptWords, found: list[str], mark: Mark, depth: int
+                     ) -> list[str]:
+    """Each word of ``script`` redacted as :func:`_redact_words` redacts it in its simple
+    command: a command holding a special word (:data:`_SPECIAL`) through it (each
+    distinct one once), the others word by word, only the words that a rule can change."""
+    values, starts = script.values, script.starts
+    cleans = list(values)
+    commands = len(starts) - 1
+    # (each pass below is C-level: over the distinct words, then a set test per word)
+    distinct = set(values)
+    special = distinct & _SPECIAL
+    if not _PLACED_ENDS.isdisjoint(map(_LAST_CHARACTER, distinct)):
+        special.update(word for word in distinct if word[-1:] in _PLACED_ENDS)
+    special.update(word for word in filter(_HAS_SLASH, distinct)
+                   if word.rsplit("/", 1)[-1] in _SPECIAL)
+    rich: list[int] = []  # the commands that hold a special word, in order
+    if special:  # how many special words stand before each command: more before the next
+        before = [0, *accumulate(map(special.__contains__, values))]
+        at_starts = list(map(before.__getitem__, starts))
+        rich = list(compress(count(), map(lt, at_starts, at_starts[1:])))
+    rich.append(commands)
+    need: list[int] = []  # the words of the other commands that a rule can change
+    if len(rich) <= commands:
+        active = set(filter(_ACTIVE, distinct))
+        options = set(filter(_OPTION_START, distinct))
+        active.update(word for word in options if word.startswith("-u"))
+        need = sorted({*compress(count(), map(active.__contains__, values)),
+                       *compress(count(1), map(options.__contains__, values))})
+    need.append(len(values))
+    first = set(starts)
+    nested = depth < _MAX_NESTING
+    done: dict[tuple[str, ...], tuple[list[str], list[str]]] = {}  # a command seen before
+    at = 0
+    for command in rich:
+        begin = starts[command]
+        i = need[at]
+        while i < begin:
+            cleans[i] = _redact_plain_word(values[i], None if i in first else values[i - 1],
+                                           found, mark, depth, nested)
+            at += 1
+            i = need[at]
+        if command == commands:
+            break
+        end = starts[command + 1]
+        words = values[begin:end]
+        again = done.get(words)
+        if again is None:
+            mark_at = len(found)
+            again = done[words] = (_redact_words(words, found, mark, depth), found[mark_at:])
+        else:
+            found.extend(again[1])
+        cleans[begin:end] = again[0]
+        while need[at] < end:
+            at += 1
+    return cleans
+
+
+def _redact_plain_word(word: str, previous: str | None, found: list[str], mark: Mark,
+                       depth: int, nested: bool) -> str:
+    """One word of a command of no special word, as :func:`_redact_words` redacts it."""
+    simple = _plain_assignment(word, previous) if "=" in word else None
+    if simple is not None:
+        name, value = simple
+        found.append(value)
+        return f"{name}={mark(value)}"
+    if _may_hold_secret(word, previous):
+        clean = redact_argument(word, previous, found, mark)
+        if clean == word and nested and _blank(word):
+            clean = _redact_script(word, found, mark, depth + 1)  # ssh host 'cmd …'
+        return clean
+    if nested and (" " in word or "\n" in word or "\t" in word):
+        return _redact_script(word, found, mark, depth + 1)  # watch 'cmd …'
+    return word
+
+
+def _redact_script_reference(text: str, found: list[str], mark: Mark, depth: int) -> str:
+    """:func:`_redact_script` the straightforward way: every simple command of
+    :func:`.shellwords.shell_commands` through :func:`_redact_words`, then the script
+    rebuilt word by word. The tests compare the two on generated scripts."""
     if not _could_hold_secrets(text):  # most scripts: one scan, no word loop
         return text
     start = len(found)
