@@ -94,6 +94,53 @@ def test_the_fast_way_gives_what_the_straightforward_way_gives(text: str) -> Non
     assert fast == reference
 
 
+# Bare values (letters, digits, `_.-`) that look like what rules look for: secret-like
+# names, option tails, marks, program names with a digit, trivial values
+_BARE_VALUES = ["password", "token", "x", "REDACTED", "assin", "wd", "c", "a.b-c",
+                "ppassword1", "000123", "v1", "secret", "key", "db", "p", "pass", "AUTH0",
+                "login2", "sh2", "o", "pw", "_", "true", "1", "sid", "otp", "Bearer"]
+
+
+@st.composite
+def _kinds_of_commands(draw: st.DrawFn) -> str:
+    """A script of commands of a few kinds, each kind a list of words with places for
+    bare values, each command its kind with its own values there."""
+    kinds = draw(st.lists(st.lists(st.sampled_from(_WORDS) | st.none(), min_size=1,
+                                   max_size=6), min_size=1, max_size=4))
+    commands = []
+    for _ in range(draw(st.integers(9, 40))):
+        kind = draw(st.sampled_from(kinds))
+        words = [draw(st.sampled_from(_BARE_VALUES)) + draw(st.sampled_from(["", "7"]))
+                 if word is None else word for word in kind]
+        commands.append(" ".join(draw(st.sampled_from(["{}", "'{}'", '"{}"'])).format(word)
+                                 if word and "'" not in word and '"' not in word else word
+                                 for word in words))
+    return draw(st.sampled_from(["; ", "\n", " && "])).join(commands)
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=_kinds_of_commands())
+@example(text="; ".join(f"sshpass -p pw{i} x{i % 3}" for i in range(20)))
+@example(text="; ".join(f"redis-cli -a r{i} AUTH u{i} p{i}" for i in range(20)))
+@example(text="; ".join(f"sh -c v{i}; mysql -p v{i} db" for i in range(20)))
+@example(text="; ".join(f"{'password' if i % 2 else 'color'} = v{i} y" for i in range(20)))
+def test_commands_of_one_kind_are_redacted_as_each_alone(text: str) -> None:
+    """Commands that differ only in their bare values are redacted from the first of
+    their kind (_template): as each one through _redact_words (word by word, before
+    the values found are scrubbed from every word), and the whole script alike."""
+    script = script_words(text)
+    for mark in (*_MARKS, cs.Recorder()):
+        found: list[str] = []
+        words = cs._redact_commands(script, found, mark, 0)
+        one_by_one: list[str] = []
+        each: list[str] = []
+        for begin, end in zip(script.starts, script.starts[1:], strict=False):
+            each.extend(cs._redact_words(script.values[begin:end], one_by_one, mark, 0))
+        assert (words, found) == (each, one_by_one)
+    fast, reference = _both_ways(text)
+    assert fast == reference
+
+
 @settings(max_examples=300, deadline=None)
 @given(text=_script())
 def test_the_c_level_skips_never_skip_a_word_a_rule_changes(text: str) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from itertools import compress, count
+from itertools import chain, compress, count
 from typing import NamedTuple
 
 __all__ = ["ScriptWords", "Words", "script_words", "shell_commands"]
@@ -188,8 +188,20 @@ def script_words(text: str) -> ScriptWords:
     starts = (0, *compress(count(1), map(ends.__contains__, between)), len(words))
     if not quoted:
         return ScriptWords(tuple(parts), tuple(words), starts if words else (0,))
-    values = tuple(_shell_word(word, 0)[0] if _QUOTING(word) else word for word in words)
+    values = tuple(_unquoted(word) if _QUOTING(word) else word for word in words)
     return ScriptWords(tuple(parts), values, starts if words else (0,))
+
+
+# The pieces of a word without escapes: '...', "..." (unclosed: to the end) and the rest
+_SIMPLE_PIECE = re.compile(r"""'([^']*)'?|"([^"]*)"?|([^'"]+)""")
+
+
+def _unquoted(word: str) -> str:
+    """A word's value, as _shell_word reads it; without a backslash or $'...' inside,
+    each piece's inside as it is."""
+    if "\\" in word or "$'" in word:
+        return _shell_word(word, 0)[0]
+    return "".join(chain.from_iterable(_SIMPLE_PIECE.findall(word)))
 
 
 def _from_commands(text: str, commands: tuple[Words, ...]) -> ScriptWords:
