@@ -45,7 +45,9 @@ TESTS = ["tests/test_hardening_giants.py", "tests/test_hardening_fuzz.py",
          "tests/test_leak_variants.py",  # issue 13, second red-team pass
          # issue 13, third pass: the browser killed mid-render, the MCP guide's warning
          "tests/web/test_browser_lifetimes.py", "tests/test_readme.py",
-         "tests/test_secret_nesting.py"]  # issue 13, third pass: nested and unquoted secrets
+         "tests/test_secret_nesting.py",  # issue 13, third pass: nested and unquoted secrets
+         # secrets known by their shape: token formats and webhook URLs
+         "tests/test_secret_shapes.py", "tests/web/test_secret_shapes_echo.py"]
 
 # Issue 13's classes, by the test files that try their variants (the table of results).
 ISSUE_13_CLASSES = {
@@ -60,9 +62,12 @@ ISSUE_13_CLASSES = {
     "secrets (names, echoes, shell forms, linear time)":
         ["tests/test_secret_rules.py", "tests/web/test_secret_echoes.py",
          "tests/test_hardening_leaks.py", "tests/test_leak_variants.py",
-         "tests/test_secret_nesting.py"],
+         "tests/test_secret_nesting.py", "tests/test_secret_shapes.py",
+         "tests/web/test_secret_shapes_echo.py"],
     "the MCP guide names commands that escape the root": ["tests/test_readme.py",
-         "tests/test_secret_nesting.py"]  # issue 13, third pass: nested and unquoted secrets,
+         "tests/test_secret_nesting.py",  # issue 13, third pass: nested and unquoted secrets
+         # secrets known by their shape: token formats and webhook URLs
+         "tests/test_secret_shapes.py", "tests/web/test_secret_shapes_echo.py"],
 }
 
 HTTPX_BASELINE = """

@@ -47,6 +47,14 @@ SHAPES: dict[str, list[str]] = {
     "a form body of 14,000 pairs": ["curl", "-d", "&".join(["ab=cd"] * (SIZE // 7))],
     "sh -c, 6,000 sshpass -p": ["sh", "-c", "sshpass -p pw1 x; " * (SIZE // 17)],
     "8,000 one-dash secret options": ["tool", *(["-token", "v4lue"] * (SIZE // 12))],
+    # credentials known by their shape (token formats, webhook URLs)
+    "2,400 distinct GitHub tokens": ["tool", *(f"ghp_{i:036d}" for i in range(SIZE // 41))],
+    "one argument of ghp_ repeated": ["echo", "ghp_" * (SIZE // 4)],
+    "one argument of eyJ- repeated": ["echo", "eyJ-" * (SIZE // 4)],
+    "one argument of hooks.slack.com/services/ repeated":
+        ["echo", "hooks.slack.com/services/" * (SIZE // 25)],
+    "sh -c, 2,000 distinct Slack webhooks": ["sh", "-c", " ".join(
+        f"curl https://hooks.slack.com/services/T0/B0/s{i:08d};" for i in range(SIZE // 50))],
 }
 _FRESH = itertools.count()
 _OLD_URL = re.compile(r"[a-zA-Z][a-zA-Z0-9+.-]*://[^\s'\"]+")  # before issue 13
@@ -169,6 +177,9 @@ def _distinct_shapes(size: int) -> dict[str, list[str]]:
             f"token={i:07d}" for i in range(n))],
         "one argument of letters": ["echo", "a" * size],
         "quotes and escapes, nested": ["sh", "-c", "echo " + "\"'\\\"" * (size // 4)],
+        "GitHub tokens as words": ["tool", *(f"ghp_{i:036d}" for i in range(size // 41))],
+        "one URL of many Slack webhooks": ["curl", "https://h.example/p?" + "&".join(
+            f"u{i}=https://hooks.slack.com/services/T0/B0/s{i:08d}" for i in range(size // 56))],
         # issue 13, fourth pass: more scripts of thousands of distinct simple commands
         "sh -c, curl -H 'Authorization: Bearer V'": ["sh", "-c", "; ".join(
             f"curl -H 'Authorization: Bearer t{i:06d}' u" for i in range(size // 44))],

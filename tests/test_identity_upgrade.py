@@ -96,7 +96,7 @@ def test_an_old_ledger_keeps_its_ids_and_finds_them_under_the_new_identity(
     assert rows(path, "SELECT name FROM migration ORDER BY name") == [
         ("0001_initial",), ("0002_keyed_identity",), ("0005_search_hits",),
         ("0007_secret_rules",), ("0008_reading",), ("0010_credentials_not_identity",),
-        ("0011_nested_secrets",)]
+        ("0011_nested_secrets",), ("0012_secret_shapes",)]
     assert rows(path, "PRAGMA integrity_check") == [("ok",)]
 
 
@@ -205,3 +205,49 @@ def test_a_ledger_that_held_user_info_in_identities_keeps_its_ids(
         assert find("https://REDACTED@wiki.example/page").id == 2
         assert [s.id for s in ledger.sources()] == [1, 2, 3]
         assert ledger.source(1).locator == "https://REDACTED@intranet.example/report?q=1"
+
+
+@pytest.mark.both_backends
+def test_a_ledger_that_held_webhooks_and_tokens_in_clear_keeps_its_ids(
+        tmp_path: Path, ledger_path: LedgerLocation) -> None:
+    """Before credentials known by their shape (webhook URLs whose path is the secret,
+    token formats), a Slack webhook's URL was its identity in clear; migration 0012
+    finds each source again under its old id — two webhooks stay two sources — and the
+    clear values leave locators, displays, aliases, attempts and version metadata (the
+    URLs and headers a WARC export writes)."""
+    folder = tmp_path.resolve()
+    hook = "https://hooks.slack.com/services/T0AAAA/B0BBBB/{}"
+    first, second = hook.format("SL4CKS3CR3T0NE"), hook.format("SL4CKS3CR3TTW0")
+    token = "ghp_" + "T0k3nV4lu3" * 4
+    argv = ["gh", "api", "--hostname", "x", token]
+    with Ledger(ledger_path) as ledger:
+        key = ledger.identity_key
+        for kind, locator, meta in [
+            ("web", first, {"final_url": first, "redirects": [first], "exchanges": [
+                {"method": "GET", "url": first, "request_headers": [["X-Note", token]],
+                 "headers": [["Location", second]], "status": 200}]}),
+            ("web", second, {"final_url": second}),
+            ("command", f"{shlex.join(argv)} (in {folder})", {"argv": argv}),
+        ]:
+            ledger.register(Document(kind=kind, locator=locator, display=locator,  # type: ignore[arg-type]
+                                     text=f"The stored text of a {kind} source.", raw=b"r",
+                                     meta=meta))
+    rows(ledger_path, "INSERT INTO attempt (kind, locator, at, status, message) VALUES "
+         "('web', ?, '2026-01-01T00:00:00Z', 'http_error', 'HTTP 404')",
+         "https://discord.com/api/webhooks/1234/D1SC0RDS3CR3T")
+    rows(ledger_path, "DELETE FROM migration WHERE name = '0012_secret_shapes'")
+    with Ledger(ledger_path) as ledger:
+        find = ledger.source_for
+        assert find(url_identity(first, key)).id == 1
+        assert find(url_identity(second, key)).id == 2
+        assert find(url_identity(hook.format("AN0THERS3CR3T"), key)) is None
+        assert ledger.source(1).locator == hook.format("REDACTED")
+        from fetchledger.identity.commands import command_locator
+
+        assert find(command_locator(argv, folder, key=key).locator).id == 3
+        assert len(ledger.sources()) == 3
+    for value in ("SL4CKS3CR3T0NE", "SL4CKS3CR3TTW0", token, "D1SC0RDS3CR3T"):
+        for table, column in (("source", "locator"), ("source", "display"),
+                              ("alias", "locator"), ("version", "meta"), ("attempt", "locator")):
+            for (stored,) in rows(ledger_path, f"SELECT {column} FROM {table}"):
+                assert value not in str(stored), (table, column, stored)

@@ -499,6 +499,8 @@ class LoopbackServer(ThreadingHTTPServer):
             return _status
         if path.startswith("/versioned/"):
             return _versioned
+        if path.startswith(("/echo/", "/services/", "/api/webhooks/", "/bot")):
+            return _echo  # capability URLs (webhooks, bots): the secret is in the path
         return ROUTES.get(path.split(";", 1)[0])  # path parameters (;jsessionid=) ignored
 
     def record(self, hit: Hit) -> None:

@@ -83,7 +83,9 @@ def curl(ctx: click.Context, args: tuple[str, ...]) -> None:
 
     A GET without a body is the same source as `fetch URL`. Authorization,
     Cookie and API-key headers, user-info and secret query parameters are
-    sent but never stored or shown.
+    sent but never stored or shown; so are tokens known by their shape
+    (ghp_..., xoxb-..., AKIA..., JWTs...) anywhere in the request and the
+    secret part of webhook URLs (Slack, Discord, Telegram, Teams...).
     """
     command = parse_curl(args)  # bad input fails here: exit 2, nothing recorded
     own = command.options

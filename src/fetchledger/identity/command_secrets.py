@@ -25,7 +25,10 @@ for URLs and headers. What a command line can hide a secret in:
   (:data:`PROGRAM_OPTIONS`: ``mysql -pV``, ``sshpass -p V``, ``redis-cli -a V``,
   ``docker login -p V``, ``curl -b COOKIES``...);
 - the script of ``sh -c`` / ``bash -lc`` / ``run --shell`` (word by word, nested),
-  and a word holding blanks that no other rule changed (``ssh host 'cmd ...'``).
+  and a word holding blanks that no other rule changed (``ssh host 'cmd ...'``);
+- by shape, in any word or part of one: well-known token formats and the secret
+  segments of webhook URLs (:mod:`.shapes`: ``ghp_…``, ``AKIA…``,
+  ``hooks.slack.com/services/T…/B…/SECRET``).
 
 Each rule collects the values it removed, so that every other occurrence of them
 (in any word, in the command's output) is scrubbed too. Every rule is linear, and
@@ -69,6 +72,7 @@ from .secrets import (
     scrub,
     spelled_forms,
 )
+from .shapes import may_hold_shapes, redact_shapes
 from .shellwords import ScriptWords, script_words, shell_commands
 
 __all__ = ["PROGRAM_OPTIONS", "Recorder", "Unrendered", "redact_argument", "redact_argv",
@@ -323,10 +327,11 @@ def _each(redact: Callable[[Mark, list[str]], list[str]], marks: Sequence[Mark],
 
 
 def _redact_words(words: Sequence[str], found: list[str], mark: Mark, depth: int,
-                  ends: list[int] | None = None) -> list[str]:
+                  ends: list[int] | None = None, *, shapes: bool = True) -> list[str]:
     """Each word of one simple command redacted (see :func:`redact_argument` and the
-    rules by position, program and script); the values removed are appended to
-    ``found``, and ``len(found)`` after each word to ``ends`` when it is given."""
+    rules by position, program and script; without ``shapes``, tokens known by their
+    shape are left to the caller); the values removed are appended to ``found``, and
+    ``len(found)`` after each word to ``ends`` when it is given."""
     # each distinct word once (a short command: as it is), for the three tests below
     programs: Collection[str] = set(words) if len(words) > 8 else words
     if "/" in "".join(programs):
@@ -339,6 +344,7 @@ def _redact_words(words: Sequence[str], found: list[str], mark: Mark, depth: int
     plain = not scripts and not options  # then NAME=V may take the short way
     nested = depth < _MAX_NESTING
     redacted = []
+    done: set[int] = set()  # scripts: their shapes are marked by their own last pass
     previous: str | None = None
     for i, word in enumerate(words):
         simple = _plain_assignment(word, previous) if plain and "=" in word else None
@@ -348,6 +354,7 @@ def _redact_words(words: Sequence[str], found: list[str], mark: Mark, depth: int
             redacted.append(f"{name}={mark(value)}")
         elif i in scripts and nested:
             redacted.append(_redact_script(word, found, mark, depth + 1))
+            done.add(i)
         elif i in options:
             prefix, value = options[i], word[len(options[i]):]
             _found(found, value)
@@ -365,15 +372,38 @@ def _redact_words(words: Sequence[str], found: list[str], mark: Mark, depth: int
             clean = redact_argument(word, previous, found, mark)
             if clean == word and nested and _blank(word):
                 clean = _redact_script(word, found, mark, depth + 1)  # ssh host 'cmd …'
+                done.add(i)
             redacted.append(clean)
         elif nested and (" " in word or "\n" in word or "\t" in word):
             redacted.append(_redact_script(word, found, mark, depth + 1))  # watch 'cmd …'
+            done.add(i)
         else:
             redacted.append(word)
         previous = word
         if ends is not None:
             ends.append(len(found))
-    return redacted
+    if not shapes:  # a script's words: its last pass marks the shapes in its whole text
+        return redacted
+    return _shapes_marked(redacted, found, mark, done)
+
+
+def _shapes_marked(words: list[str], found: list[str], mark: Mark,
+                   done: Collection[int]) -> list[str]:
+    """``words`` with the tokens and webhook secrets (:mod:`.shapes`) still in them
+    marked, but for those at ``done``: one pass over all of them (a token holds no NUL,
+    the words' separator)."""
+    chosen = [i for i in range(len(words)) if i not in done] if done else range(len(words))
+    joined = _WORD_BREAK.join(words[i] for i in chosen)
+    if not may_hold_shapes(joined):
+        return words
+    if joined.count(_WORD_BREAK) != len(chosen) - 1:
+        marked = [redact_shapes(words[i], found, mark) for i in chosen]
+    else:
+        marked = redact_shapes(joined, found, mark).split(_WORD_BREAK)
+    out = list(words)
+    for i, word in zip(chosen, marked, strict=True):
+        out[i] = word
+    return out
 
 
 _NO_SCRIPTS: frozenset[int] = frozenset()
@@ -468,8 +498,9 @@ def redact_command_text_each(text: str, marks: Sequence[Mark],
 # What any rule needs to see before it can redact a word: a `:` (a header, a URL,
 # user:password, JSON), an assignment to a secret-like name (also `NAME = '...'`,
 # `['NAME']=`), an option that takes a secret (`--token VALUE`, `-token VALUE`, `-u`,
-# `-uUSER:PW`), a program with secret options of its own, or a shell that runs a
-# script. Each pattern starts only where a run of its characters starts: linear.
+# `-uUSER:PW`), a program with secret options of its own, a shell that runs a
+# script, or a token or webhook URL known by its shape (`ghp_…`: shapes.py). Each
+# pattern starts only where a run of its characters starts: linear.
 _ASSIGNED_NAME = re.compile(r"(?<![\w.-])(-{0,2}[^\W\d][\w.-]*)"
                             r"""["'\[\]]*\s*=""")
 _OPTION_WORD = re.compile(r"(?<![^\s;&|<>()'\"])(?:--?[^\s;&|<>()'\"=]+)"
@@ -489,8 +520,8 @@ def _could_hold_secrets(text: str) -> bool:
     newlines): one scan instead of a rule per word, for almost every command. (Each test
     below is skipped when the text lacks a character its pattern needs; the cheapest
     that holds for most secret-bearing scripts first.)"""
-    if ":" in text or ("%" in text and _ENCODED_EQUALS.search(text)):
-        return True
+    if ":" in text or ("%" in text and _ENCODED_EQUALS.search(text)) or may_hold_shapes(text):
+        return True  # (a token or webhook URL: one pass in C, before the scans below)
     if ("'" in text or '"' in text) and _SQL_PASSWORD.search(text):  # (a quote first: fast)
         return True
     if "=" in text and _secret_assignment(text):
@@ -541,6 +572,7 @@ def _redact_script(text: str, found: list[str], mark: Mark, depth: int) -> str:
         deque(map(parts.__setitem__, [2 * i + 1 for i in changed],
                   map(quoted.__getitem__, clean)), maxlen=0)
         text = "".join(parts)
+    text = redact_shapes(text, found, mark)  # a token in a comment, a heredoc
     return scrub(text, found[start:], mark) if len(found) > start else text
 
 
@@ -587,7 +619,8 @@ def _redact_commands(script: ScriptWords, found: list[str], mark: Mark, depth: i
         if template is _UNSEEN:  # the first of its kind: run, and keep what it shows
             mark_at = len(found)
             word_ends: list[int] = []
-            cleans[begin:end] = redacted = _redact_words(words, found, mark, depth, word_ends)
+            cleans[begin:end] = redacted = _redact_words(words, found, mark, depth,
+                                                         word_ends, shapes=False)
             templates[key] = _template(words, key, redacted, found, mark_at, word_ends, mark)
             if len(templates) > _FEW_COMMANDS and len(templates) > reused:
                 holes = {}  # kinds seldom come again here (mysql -pV1 db, mysql -pV2 db)
@@ -606,8 +639,8 @@ def _redact_commands(script: ScriptWords, found: list[str], mark: Mark, depth: i
             again = done.get(words)
             if again is None:
                 mark_at = len(found)
-                again = done[words] = (_redact_words(words, found, mark, depth),
-                                       found[mark_at:])
+                again = done[words] = (_redact_words(words, found, mark, depth,
+                                                     shapes=False), found[mark_at:])
             else:
                 found.extend(again[1])
             cleans[begin:end] = again[0]
@@ -616,13 +649,12 @@ def _redact_commands(script: ScriptWords, found: list[str], mark: Mark, depth: i
     return cleans
 
 
-# A bare value: letters, digits, `_`, `.`, `-` (not first), and none of the words a rule
-# names (programs, shells, options, verbs, login...). No rule looks inside one: where it
-# stands decides alone whether it stays or is marked whole (an option's value, `-p V`),
-# it makes no word after it a secret, and it is never a program, an option or a name,
-# so a command that differs from another only in its bare values is redacted alike —
-# unless a word that names the next one a secret by where it stands (_placed) is in it:
-# then whether a bare word is a secret-like name counts (`password = V`).
+# A bare value: letters, digits, `_`, `.`, `-` (not first), none of the words a rule
+# names (programs, shells, options, verbs, login...), no token known by its shape. No
+# rule looks inside one: where it stands alone decides whether it stays or is marked
+# whole (`-p V`); it makes no word after it a secret; it is no program, option or name:
+# commands that differ only in bare values are redacted alike, unless a word naming the
+# next one a secret by place is in them (then a bare word's being secret-like counts).
 _BARE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*").fullmatch
 _NOT_BARE = frozenset({*_SHELLS, *_PROGRAMS, *_PLACED_WORDS, *_PROGRAM_NAMES, "login",
                        *(option for options in PROGRAM_OPTIONS.values() for option in options)})
@@ -699,7 +731,10 @@ def _plan(values: Sequence[str], starts: Sequence[int]
     # commands that differ only in their bare values (sshpass -p V1 x, sshpass -p V2 y)
     holes: dict[str, object] = {}
     if len(rich) > _FEW_COMMANDS:
-        holes = dict.fromkeys(set(filter(_BARE, distinct)) - _NOT_BARE, _HOLE)
+        bare = set(filter(_BARE, distinct)) - _NOT_BARE
+        if may_hold_shapes("\n".join(bare)):  # a token's shape is looked at (sh -c TOKEN)
+            bare = {word for word in bare if not may_hold_shapes(word)}
+        holes = dict.fromkeys(bare, _HOLE)
     rich.append(commands)
     need.append(len(values))
     return rich, need, holes
@@ -740,7 +775,8 @@ def _redact_script_reference(text: str, found: list[str], mark: Mark, depth: int
         again = done.get(values)
         if again is None:
             seen: list[str] = []
-            again = done[values] = (_redact_words(values, seen, mark, depth), seen)
+            again = done[values] = (_redact_words(values, seen, mark, depth, shapes=False),
+                                    seen)
         redacted.append(again[0])
         found.extend(again[1])
     if len(found) > start:  # a secret found anywhere, wherever it stands as (part of) a word
@@ -760,5 +796,5 @@ def _redact_script_reference(text: str, found: list[str], mark: Mark, depth: int
                 pieces.extend((text[last:begin], shown))
                 last = end
     pieces.append(text[last:])
-    rebuilt = "".join(pieces)
+    rebuilt = redact_shapes("".join(pieces), found, mark)  # a token in a comment, a heredoc
     return scrub(rebuilt, found[start:], mark) if len(found) > start else rebuilt

@@ -15,6 +15,9 @@ key/token/secret/password/signature. Where one was, a ``REDACTED`` mark stays.
   :func:`redact_header`; command lines (argv words,
   ``sh -c`` scripts) in :mod:`fetchledger.identity.command_secrets`, by the same
   name rule;
+- credentials known by their shape, not their name (webhook URLs, GitHub, Slack,
+  AWS... token formats): :mod:`fetchledger.identity.shapes`, applied wherever a
+  value is kept (query values, path segments, headers, bodies, argv words);
 - identity: :func:`keyed_mark`, the mark a redacted query or argv value leaves
   in a source's identity (an HMAC of the value under the ledger's key, so two
   different values stay two sources while both display as ``REDACTED``);
@@ -42,6 +45,7 @@ from urllib.parse import parse_qsl, quote, quote_plus, unquote, unquote_to_bytes
 
 from .finder import Finder
 from .finder import finder as cached_finder
+from .shapes import redact_shapes, shape_secrets
 
 if TYPE_CHECKING:
     import httpx
@@ -204,6 +208,7 @@ def request_secrets(url: str | httpx.URL, headers: Iterable[tuple[str, str | Non
     redact_query(url.query.decode("ascii", "replace"), found, plain_mark)
     redact_path_params(url.raw_path.partition(b"?")[0].decode("ascii", "replace"), found,
                        plain_mark)
+    found.extend(shape_secrets(str(url)))  # a webhook's path, a token anywhere in it
     for name, value in headers:
         if value and is_secret_name(name):
             found.extend(_header_secrets(name, value))
@@ -244,6 +249,8 @@ def _body_secrets(body: bytes, content_type: str) -> list[str]:
                 redact_nested(v, found, plain_mark)  # a URL or query in a string
     elif _is_form(content_type):
         redact_query(body.decode("utf-8", "replace"), found, plain_mark)
+    else:  # a body of another type: the tokens and webhook URLs in it
+        found.extend(shape_secrets(body.decode("utf-8", "replace")))
     return found
 
 
@@ -332,7 +339,8 @@ def redact_body(body: bytes, content_type: str) -> bytes:
         return json.dumps(_json_redacted(data), sort_keys=True, ensure_ascii=False).encode()
     if _is_form(content_type):
         pairs = parse_qsl(body.decode("utf-8", "replace"), keep_blank_values=True)
-        return urlencode([(k, REDACTED if is_secret_name(k) else redact_nested(v, [], plain_mark))
+        return urlencode([(redact_shapes(k, [], plain_mark),
+                           REDACTED if is_secret_name(k) else redact_nested(v, [], plain_mark))
                           for k, v in pairs], quote_via=quote).encode()
     return body
 
@@ -361,7 +369,7 @@ def _shown(text: str) -> str:
     head = redact_path_params(_SHOWN_USERINFO.sub(rf"\1{REDACTED}@", head), [], plain_mark)
     if sep:
         head += "?" + redact_query(query, [], plain_mark)
-    return head
+    return redact_shapes(head, [], plain_mark)
 
 
 def shown_database_url(url: str) -> str:
@@ -394,8 +402,8 @@ def redact_query(query: str, found: list[str], mark: Mark, separator: str = "&")
             parts.append(f"{name}={mark(plain)}")
         elif eq and value:
             parts.append(f"{name}={redact_nested(value, found, mark)}")
-        else:
-            parts.append(part)
+        else:  # a bare word (`?ghp_...`): a token in it
+            parts.append(redact_shapes(part, found, mark))
     return separator.join(parts)
 
 
@@ -444,7 +452,8 @@ def redact_nested(text: str, found: list[str], mark: Mark) -> str:
     their marks: secret-named pairs (``token%3DV``, ``token%253DV``, ``token=V``) and
     user-info (``https%3A%2F%2Fuser%3Apw%40host``); the rest exactly as written. The
     values removed (decoded, and as written when that differs) are appended to
-    ``found``."""
+    ``found``. Tokens and capability URLs (:mod:`.shapes`) in it are marked too."""
+    text = redact_shapes(text, found, mark)
     if not _MAY_NEST.search(text):
         return text
     if "@" in text or "%" in text:
@@ -572,10 +581,11 @@ def _header_url(url: str, found: list[str]) -> str:
         head = redact_path_params(head, found, plain_mark)
     if not qmark:
         head, hash_sign, fragment = head.partition("#")
-        return f"{head}{hash_sign}{redact_query(fragment, found, plain_mark)}"
+        return redact_shapes(f"{head}{hash_sign}{redact_query(fragment, found, plain_mark)}",
+                             found, plain_mark)
     query, hash_sign, fragment = query.partition("#")
-    return (f"{head}?{redact_query(query, found, plain_mark)}{hash_sign}"
-            f"{redact_query(fragment, found, plain_mark)}")
+    return redact_shapes(f"{head}?{redact_query(query, found, plain_mark)}{hash_sign}"
+                         f"{redact_query(fragment, found, plain_mark)}", found, plain_mark)
 
 
 # --- scrubbing what was fetched or printed ---------------------------------------------

@@ -11,9 +11,10 @@ plan is pure (rows in, changes out), so every backend applies the same one:
   marks alone), so such a source is never matched to a new value it may not
   have been. Where two old sources now share one identity, the lower id takes
   it and the other keeps its old locator: ids are never renumbered or merged.
-- displays, attempt locators and the URLs and command lines in version
-  metadata are redacted under today's name rule (``accesstoken=`` and
-  ``sh -c`` scripts were stored in clear).
+- displays, attempt locators and the URLs, command lines and request and
+  answer headers (what a WARC export writes) in version metadata are redacted
+  under today's rules (``accesstoken=``, ``sh -c`` scripts, webhook URLs and
+  token formats were stored in clear).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from typing import Any
 
 from ..errors import InvalidURL
 from .command_secrets import redact_argv, redact_command_text
-from .secrets import Mark, keyed_mark
+from .secrets import Mark, keyed_mark, redact_header
 from .urls import normalize_url, redact_url, url_identity
 
 __all__ = ["SourceRow", "UpgradePlan", "changed_meta", "plan_upgrade", "upgraded_display",
@@ -130,6 +131,9 @@ def upgraded_meta(kind: str, meta: dict[str, Any]) -> dict[str, Any]:
             clean[name] = _url(clean[name])
     if isinstance(clean.get("redirects"), list):
         clean["redirects"] = [_url(u) if isinstance(u, str) else u for u in clean["redirects"]]
+    if isinstance(clean.get("exchanges"), list):  # what a WARC export writes
+        clean["exchanges"] = [_exchange(e) if isinstance(e, dict) else e
+                              for e in clean["exchanges"]]
     if kind == "command":
         if isinstance(clean.get("argv"), list) and all(isinstance(a, str)
                                                        for a in clean["argv"]):
@@ -137,6 +141,20 @@ def upgraded_meta(kind: str, meta: dict[str, Any]) -> dict[str, Any]:
         for name in ("command_line", "label"):
             if isinstance(clean.get(name), str):
                 clean[name] = redact_command_text(clean[name])
+    return clean
+
+
+def _exchange(exchange: dict[str, Any]) -> dict[str, Any]:
+    """A stored request and answer: its URL and headers redacted under today's rules."""
+    clean = dict(exchange)
+    if isinstance(clean.get("url"), str):
+        clean["url"] = _url(clean["url"])
+    for name in ("request_headers", "headers"):
+        if isinstance(clean.get(name), list):
+            clean[name] = [[pair[0], redact_header(pair[0], pair[1])]
+                           if isinstance(pair, list) and len(pair) == 2
+                           and all(isinstance(part, str) for part in pair) else pair
+                           for pair in clean[name]]
     return clean
 
 

@@ -47,6 +47,7 @@ from .secrets import (
     redact_path_params,
     shown_url,
 )
+from .shapes import redact_shapes
 
 if TYPE_CHECKING:
     import httpx
@@ -299,8 +300,10 @@ def _url_parts(url: str | httpx.URL, *, normalize: bool, mark: Mark | None = Non
     query = "&".join(kept)
     if normalize:
         path, query = _remove_dot_segments(_normalize_escapes(path)), _normalize_escapes(query)
-    return f"{scheme}://{netloc}{path}" + (f"?{query}" if query or (raw_query and not normalize)
-                                           else "")
+    # a webhook's secret path segment, a token anywhere in the path or query (shapes)
+    rest = redact_shapes(f"{netloc}{path}" + (f"?{query}" if query or (raw_query and not normalize)
+                                              else ""), [], mark or plain_mark)
+    return f"{scheme}://{rest}"
 
 
 def url_identity(url: str | httpx.URL, key: bytes) -> str:

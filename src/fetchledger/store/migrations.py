@@ -168,6 +168,16 @@ def _credentials_not_identity(db: sqlite3.Connection) -> None:
     _reidentify(db, bytes(key))
 
 
+def _secret_shapes(db: sqlite3.Connection) -> None:
+    """Identities, displays and URLs brought under the rules for credentials known by
+    their shape (webhook URLs whose path is the secret, GitHub/Slack/AWS/... token
+    formats: :mod:`fetchledger.identity.shapes`): a source stored with one in clear is
+    found again under its old id (two webhooks stay two), and the clear value leaves its
+    locator, display, aliases, attempts and version metadata."""
+    (key,) = db.execute("SELECT key FROM identity_key WHERE id = 1").fetchone()
+    _reidentify(db, bytes(key))
+
+
 def _reidentify(db: sqlite3.Connection, key: bytes) -> None:
     """Every stored identity, display, attempt locator and URL of version metadata
     under today's rules (:mod:`fetchledger.identity.upgrade`)."""
@@ -271,6 +281,7 @@ MIGRATIONS: tuple[tuple[str, Callable[[sqlite3.Connection], None]], ...] = (
     ("0008_reading", _reading),
     ("0010_credentials_not_identity", _credentials_not_identity),
     ("0011_nested_secrets", _nested_secrets),
+    ("0012_secret_shapes", _secret_shapes),
 )
 
 
@@ -486,4 +497,5 @@ POSTGRES_MIGRATIONS: tuple[tuple[str, Callable[[PgConnection], None]], ...] = (
     ("0009_register_function", _postgres_register_function),
     ("0010_credentials_not_identity", _postgres_secret_rules),  # the same re-identification
     ("0011_nested_secrets", _postgres_nested_secrets),
+    ("0012_secret_shapes", _postgres_nested_secrets),  # the same re-identification
 )
