@@ -12,6 +12,14 @@ transaction, one synchronous commit) from 16 processes, per backend; on PostgreS
 also the bare insert taking its id from a counter row in its transaction (what
 dense ids cost at least: the row stays locked through each commit).
 
+Baselines of the same run, to read the rate against: the load average before and
+after each run; the CPU each registration cost, in the writers (their own process
+time over the run) and, on PostgreSQL when the server is on this machine, in their
+server processes (``/proc``), both from the writers that were not killed; one writer
+alone (the same registrations, no contention); and on PostgreSQL the same 16 writers
+with the id counter replaced by a sequence — ids with gaps, NOT dense, so not
+fetchledger: what the registration's work allows once the counter costs nothing.
+
     python benchmarks/shared_ledger.py [--processes 16] [--per-process 300] [--kill 3] [--pg URL]
 """
 
@@ -28,6 +36,7 @@ import tempfile
 import textwrap
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 sys.path.insert(0, str(Path(__file__).parent))
 from fetchledger import Ledger
@@ -36,12 +45,24 @@ from _common import add_pg_option, median_ms, percentile_ms, pg_ledger, table
 
 WRITER = textwrap.dedent(
     """
-    import sys, time
+    import os, sys, time
     from fetchledger import Document, Ledger
     location, worker, count = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+
+    def server_cpu(pid):  # the CPU seconds of this writer's server process, if local
+        try:
+            with open(f"/proc/{pid}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+        except (OSError, TypeError):
+            return 0.0
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
     with Ledger(location) as ledger:
+        store = ledger._store
+        pid = store._connection().info.backend_pid if hasattr(store, "_connection") else None
         print("ready", flush=True)
         sys.stdin.readline()  # all start together
+        cpu, server = time.process_time(), server_cpu(pid)
         for n in range(count):
             shared = n % 10 == 0
             locator = (f"https://gauges.example/shared/{n}" if shared
@@ -53,6 +74,8 @@ WRITER = textwrap.dedent(
             got = ledger.register(Document(kind="web", locator=locator, display=locator,
                                            text=text, raw=text.encode()))
             print(f"{time.perf_counter() - started:.6f} {got.source.id} {locator}", flush=True)
+        print(f"cpu {time.process_time() - cpu:.6f} {server_cpu(pid) - server:.6f} {count}",
+              flush=True)
     """
 )
 
@@ -85,10 +108,30 @@ BARE = textwrap.dedent(
 )
 
 
+class Cpu(NamedTuple):
+    """CPU seconds the writers that finished spent over the run, in their own process
+    and in their server processes, and how many registrations that was."""
+
+    writers: float = 0.0
+    servers: float = 0.0
+    registrations: int = 0
+
+    def per(self) -> tuple[float | str, float | str]:
+        """CPU ms per registration: writers', servers' ("-" where not measured)."""
+        if not self.registrations:
+            return "-", "-"
+        return (self.writers / self.registrations * 1000,
+                self.servers / self.registrations * 1000 if self.servers else "-")
+
+
+LAST_CPU = [Cpu()]  # the CPU of the last run() of WRITER
+
+
 def run(script: str, location: str, processes: int, per: int, kill: int,
         rng: random.Random) -> tuple[float, list[tuple[float, int, str]], int]:
     """Start the writers together, kill ``kill`` of them at random moments; the wall
-    time, every registration reported, and how many writers were killed."""
+    time, every registration reported, and how many writers were killed (the CPU of
+    the writers that finished: ``LAST_CPU``)."""
     writers = [subprocess.Popen([sys.executable, "-c", script, location, str(w), str(per)],
                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
                for w in range(processes)]
@@ -104,12 +147,19 @@ def run(script: str, location: str, processes: int, per: int, kill: int,
         time.sleep(rng.uniform(0.2, 1.5))
         os.kill(victim.pid, signal.SIGKILL)
     reported: list[tuple[float, int, str]] = []
+    cpu = Cpu()
     for writer in writers:
         assert writer.stdout is not None
         for line in writer.stdout:
+            if line.startswith("cpu "):
+                _, own, server, count = line.split()
+                cpu = Cpu(cpu.writers + float(own), cpu.servers + float(server),
+                          cpu.registrations + int(count))
+                continue
             seconds, source_id, locator = line.split(" ", 2)
             reported.append((float(seconds), int(source_id), locator.strip()))
         writer.wait()
+    LAST_CPU[0] = cpu
     elapsed = time.perf_counter() - started
     killed = sum(1 for w in victims if w.returncode == -signal.SIGKILL)
     return elapsed, reported, killed
@@ -144,6 +194,37 @@ def bare_table(location: str) -> None:
         db.close()
 
 
+def no_counter(location: str) -> bool:
+    """Replace the id counter of a PostgreSQL ledger's registration by a sequence (ids
+    with gaps: NOT dense, only the ceiling of the registration's work); False if the
+    function does not take the counter as this expects."""
+    import psycopg
+
+    from fetchledger.store.pg_functions import REGISTER_FUNCTION
+
+    counter = ("UPDATE counter SET value = value + new_count WHERE name = 'source'\n"
+               "        RETURNING value - new_count INTO base;")
+    if counter not in REGISTER_FUNCTION:
+        return False
+    with psycopg.connect(location, autocommit=True) as db:
+        db.execute("CREATE SEQUENCE bench_ids")
+        db.execute(REGISTER_FUNCTION.replace(counter, "base := nextval('bench_ids') * 1000;")
+                   .replace("CREATE FUNCTION", "CREATE OR REPLACE FUNCTION"))
+    return True
+
+
+def measured(label: str, script: str, location: str, processes: int, per: int, kill: int,
+             rng: random.Random) -> tuple[list[object], list[tuple[float, int, str]], int]:
+    """One run as a table row (rate, latencies, CPU per registration, load before and
+    after), with what the writers reported and how many were killed."""
+    before = os.getloadavg()[0]
+    elapsed, reported, killed = run(script, location, processes, per, kill, rng)
+    times = [t for t, _, _ in reported]
+    writers, servers = LAST_CPU[0].per() if script is WRITER else ("-", "-")
+    return ([label, len(reported) / elapsed, median_ms(times), percentile_ms(times, 0.99),
+             writers, servers, f"{before:.1f} → {os.getloadavg()[0]:.1f}"], reported, killed)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--processes", type=int, default=16)
@@ -153,44 +234,60 @@ def main() -> None:
     args = parser.parse_args()
     rng = random.Random(5)
     p, per = args.processes, args.per_process
-    rows, verdicts, failed = [], [], False
+    rows: list[list[object]] = []
+    verdicts, failed = [], False
     with tempfile.TemporaryDirectory() as folder:
-        backends = [("SQLite", str(Path(folder) / "ledger.db"), str(Path(folder) / "bare.db"))]
-        if args.pg:
-            backends.append(("PostgreSQL", "", ""))
-        for name, location, bare in backends:
+        for name in ["SQLite"] + (["PostgreSQL"] if args.pg else []):
             with contextlib.ExitStack() as stack:
-                if name == "PostgreSQL":
-                    location = stack.enter_context(pg_ledger(args.pg))
-                    bare = stack.enter_context(pg_ledger(args.pg))
+                def fresh(file: str, name: str = name,
+                          stack: contextlib.ExitStack = stack) -> str:
+                    """A new ledger location: a database, or a file of the folder."""
+                    if name == "PostgreSQL":
+                        return stack.enter_context(pg_ledger(args.pg))
+                    return str(Path(folder) / file)
+
+                location, bare = fresh("ledger.db"), fresh("bare.db")
                 Ledger(location).close()
-                elapsed, reported, killed = run(WRITER, location, p, per, args.kill, rng)
+                row, reported, killed = measured(f"fetchledger on {name}, {p} writers",
+                                                 WRITER, location, p, per, args.kill, rng)
+                rows.append(row)
                 integrity, dense, wrong = check(location, reported)
                 failed |= integrity != "ok" or not dense or bool(wrong)
                 verdicts.append(f"{name}: {killed} of {p} writers killed; integrity "
                                 f"{integrity}; ids dense 1..N: {dense}; reports that "
                                 f"disagree with the ledger: {wrong}")
-                times = [t for t, _, _ in reported]
-                rows.append([f"fetchledger on {name}, {p} writers", len(reported) / elapsed,
-                             median_ms(times), percentile_ms(times, 0.99)])
+                alone = fresh("alone.db")
+                Ledger(alone).close()
+                row, reported, _ = measured(f"fetchledger on {name}, 1 writer alone",
+                                            WRITER, alone, 1, per, 0, rng)
+                rows.append(row)
+                failed |= check(alone, reported) != ("ok", True, 0)
+                if name == "PostgreSQL":
+                    ceiling = fresh("")
+                    Ledger(ceiling).close()
+                    if no_counter(ceiling):
+                        row, reported, _ = measured(
+                            f"the same, the counter replaced by a sequence (ids NOT dense: "
+                            f"not fetchledger), {p} writers", WRITER, ceiling, p, per, 0, rng)
+                        rows.append(row)
+                        failed |= check(ceiling, reported)[2] != 0
                 bare_table(bare)
-                elapsed, reported, _ = run(BARE, bare, p, per, 0, rng)
-                times = [t for t, _, _ in reported]
-                rows.append([f"bare insert on {name}, {p} writers", len(reported) / elapsed,
-                             median_ms(times), percentile_ms(times, 0.99)])
+                rows.append(measured(f"bare insert on {name}, {p} writers", BARE, bare, p,
+                                     per, 0, rng)[0])
                 if name == "PostgreSQL":  # what dense ids cost at least: the counter row
-                    counted = stack.enter_context(pg_ledger(args.pg))
+                    counted = fresh("")
                     bare_table(counted)
-                    elapsed, reported, _ = run(BARE, counted + "#counter", p, per, 0, rng)
-                    times = [t for t, _, _ in reported]
-                    rows.append([f"bare insert + counter row on {name}, {p} writers",
-                                 len(reported) / elapsed, median_ms(times),
-                                 percentile_ms(times, 0.99)])
+                    rows.append(measured(f"bare insert + counter row on {name}, {p} writers",
+                                         BARE, counted + "#counter", p, per, 0, rng)[0])
     print(f"{p} writer processes x {per} registrations, one in ten on a locator all "
           "share; writers killed with SIGKILL mid-run\n")
     print("\n".join(verdicts) + "\n")
     print("goal on PostgreSQL: >= 1,000 registrations/s from 16 writers\n")
-    print(table(["run", "registrations/s", "median (ms)", "p99 (ms)"], rows))
+    print(table(["run", "registrations/s", "median (ms)", "p99 (ms)",
+                 "writer CPU ms/registration", "server CPU ms/registration",
+                 "load average"], rows))
+    print("\nCPU per registration: the writers that were not killed, over the run; server "
+          "CPU only for a PostgreSQL server on this machine (its processes in /proc)")
     if failed:
         sys.exit("FAILED: ids not dense, a report disagrees with the ledger, or integrity")
 

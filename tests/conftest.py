@@ -244,3 +244,59 @@ def table_counts(path: LedgerLocation) -> dict[str, int]:
         return {}
     tables = ("source", "version", "passage", "quote", "attempt", "alias")
     return {t: rows(path, f"SELECT count(*) FROM {t}")[0][0] for t in tables}  # type: ignore[misc]
+
+
+# --- a PostgreSQL write stalled on the server, for tests that cut it off ------------------
+
+_STALL = """
+CREATE FUNCTION test_stall_write() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN PERFORM pg_sleep(60); RETURN NULL; END $$;
+CREATE TRIGGER test_stall_write AFTER INSERT ON attempt
+FOR EACH STATEMENT EXECUTE FUNCTION test_stall_write();
+"""
+
+
+def stall_pg_writes(url: str) -> None:
+    """From now on, every registration of the PostgreSQL ledger ``url`` stalls on the
+    server once all of its rows are written, before its commit: a trigger after its last
+    insert (its ``ok`` attempt) sleeps for a minute. A registration is one statement,
+    sent whole, so a write is cut off inside its transaction on the server's side."""
+    rows(url, _STALL)
+
+
+def pg_writer_inside(url: str, timeout: float = 60) -> int:
+    """The server process of the fetchledger write stalled inside its transaction
+    (:func:`stall_pg_writes`): its rows written, not committed."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = rows(url, "SELECT pid FROM pg_stat_activity WHERE application_name = "
+                          "'fetchledger' AND wait_event = 'PgSleep' AND backend_xid IS NOT "
+                          "NULL AND datname = current_database()")
+        if found:
+            return int(found[0][0])  # type: ignore[call-overload]
+        time.sleep(0.02)
+    raise AssertionError("no fetchledger write stalled inside its transaction")
+
+
+def pg_backend_gone(url: str, pid: int, timeout: float = 30) -> None:
+    """Wait until server process ``pid`` has ended (its transaction rolled back)."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while rows(url, "SELECT 1 FROM pg_stat_activity WHERE pid = ?", pid):
+        assert time.monotonic() < deadline, f"server process {pid} is still there"
+        time.sleep(0.02)
+
+
+def pg_clients_gone(url: str, timeout: float = 60) -> None:
+    """Wait until no fetchledger connection to the database of ``url`` is left (a killed
+    client's write finished or rolled back on the server)."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while rows(url, "SELECT 1 FROM pg_stat_activity WHERE application_name = "
+                    "'fetchledger' AND datname = current_database()"):
+        assert time.monotonic() < deadline, "a fetchledger connection is still there"
+        time.sleep(0.02)

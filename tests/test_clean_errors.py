@@ -25,7 +25,7 @@ import pytest
 from fetchledger import BadInput, Ledger
 from test_faults import FETCHLEDGER, in_mount_namespace
 
-from conftest import needs_mount_namespace
+from conftest import needs_mount_namespace, rows
 
 HUGE = "99999999999999999999999"
 
@@ -386,3 +386,69 @@ def test_mcp_numbers_are_json_integers_only(filled: Path, ledger_path: Path,
         assert not session.call("get_source", id=1).is_error
     finally:
         session.close()
+
+
+# --- timeouts below the documented minimum, pages past the end ------------------------------
+
+TINY = ["1e-300", "1e-9", "0.000001", "0.0099", "5e-324"]
+
+
+@pytest.mark.parametrize("args", [
+    *(["run", "--timeout", tiny, "--", "true"] for tiny in TINY),
+    *(["curl", "-m", tiny, "https://example.org/"] for tiny in TINY[:2]),
+    *(["curl", "--connect-timeout", tiny, "https://example.org/"] for tiny in TINY[:2]),
+    ["curl", "--max-time", "1e-300", "https://example.org/"],
+])
+def test_a_timeout_below_the_minimum_is_exit_2_and_records_nothing(
+        run_cli: Any, filled: Path, ledger_path: Path, monkeypatch: pytest.MonkeyPatch,
+        args: list[str]) -> None:
+    monkeypatch.chdir(filled.parent)
+    before = rows(ledger_path, "SELECT count(*) FROM attempt"), rows(
+        ledger_path, "SELECT count(*) FROM source")
+    result = run_cli("--ledger", str(ledger_path), *args)
+    assert result.exit_code == 2, (args, result.stdout, result.stderr)
+    lines = result.stderr.strip().splitlines()
+    assert lines[0].startswith("fetchledger: error: ") and len(lines) <= 2, lines
+    assert "0.01" in lines[0], lines  # the documented minimum is named
+    assert (rows(ledger_path, "SELECT count(*) FROM attempt"), rows(
+        ledger_path, "SELECT count(*) FROM source")) == before
+    timed = run_cli("--ledger", str(ledger_path), "--json", *args)
+    printed = json.loads(timed.stdout)
+    error = (printed[0] if isinstance(printed, list) else printed)["error"]
+    assert timed.exit_code == 2 and error["status"] == "invalid_argument", printed
+
+
+def test_the_minimum_timeout_itself_is_accepted(run_cli: Any, ledger_path: Path) -> None:
+    result = run_cli("--ledger", str(ledger_path), "run", "--timeout", "0.01", "--",
+                     "sh", "-c", "exit 0")
+    assert result.exit_code in (0, 3), result.stderr  # it ran, or it timed out: not bad input
+    assert run_cli("--ledger", str(ledger_path), "run", "--timeout", "2", "--",
+                   "echo", "fine").exit_code == 0
+
+
+def test_the_library_refuses_tiny_timeouts_too(ledger_path: Path) -> None:
+    with Ledger(ledger_path) as ledger:
+        for call in (lambda: ledger.run(["true"], timeout=1e-300),
+                     lambda: ledger.run(["true"], timeout=0.001),
+                     lambda: ledger.http_request("GET", "https://example.org/", timeout=1e-9)):
+            with pytest.raises(BadInput, match=r"from 0\.01 to"):
+                call()
+        assert ledger.attempts() == [] and ledger.sources() == []
+
+
+def test_mcp_run_command_refuses_a_tiny_timeout(ledger_path: Path, tmp_path: Path) -> None:
+    from mcp_session import McpSession, text_of
+
+    session = McpSession(["mcp", "--ledger", str(ledger_path), "--allow-command", "echo"],
+                         cwd=tmp_path, workdir=tmp_path / "logs")
+    try:
+        for timeout in (1e-300, 1e-9, 0.001, 0.0):
+            result = session.call("run_command", argv=["echo", "x"], timeout=timeout)
+            assert result.is_error, (timeout, text_of(result))
+            assert text_of(result).startswith("invalid_argument: "), text_of(result)
+        assert not session.call("run_command", argv=["echo", "x"], timeout=5).is_error
+    finally:
+        session.close()
+    # the one good call's source and its `ok` attempt; nothing of the refused ones
+    assert rows(ledger_path, "SELECT status FROM attempt") == [("ok",)]
+    assert rows(ledger_path, "SELECT count(*) FROM source") == [(1,)]

@@ -128,6 +128,25 @@ def test_read_pages_restricts_quotes_and_keeps_one_source(
         ledger.read(path, pages="9-10")
 
 
+@pytest.mark.parametrize("pages", ["3-9", "-9", "1-5", "4-5", "5", "5-", "9-10"])
+def test_a_page_range_past_the_last_page_is_exit_2_naming_the_page_count(
+    tmp_path: Path, ledger: Ledger, ledger_path: Path, run_cli: object, pages: str
+) -> None:
+    """A bound past the last page, first or last (``3-9``, ``-9``), is bad input as a
+    single page past the end always was: exit 2 naming the page count, nothing recorded
+    (it was silently clipped to the last page)."""
+    path = write(tmp_path, "book.pdf", labelled_book())  # 4 pages
+    before = table_counts(ledger_path)
+    with pytest.raises(InvalidArgument, match="past the end: the document has 4 pages"):
+        ledger.read(path, pages=pages)
+    result = run_cli("--ledger", str(ledger_path), "read", str(path),  # type: ignore[operator]
+                     "--pages", pages)
+    assert result.exit_code == 2, result.stderr
+    assert "has 4 pages" in result.stderr and "Traceback" not in result.stderr
+    assert table_counts(ledger_path) == before  # no source, no attempt
+    assert ledger.read(path, pages="3-4").snippets  # the last page itself is fine
+
+
 def test_metadata_title_author_pages_and_raw_hash(tmp_path: Path, ledger: Ledger) -> None:
     data = labelled_book()
     path = write(tmp_path, "book.pdf", data)

@@ -21,9 +21,9 @@ import psycopg
 import pytest
 
 from fetchledger import Ledger
-from test_postgres import STALL_INSIDE, doc
+from test_postgres import doc
 
-from conftest import table_counts
+from conftest import pg_writer_inside, rows, stall_pg_writes, table_counts
 
 pytestmark = pytest.mark.postgres
 
@@ -98,16 +98,14 @@ def test_a_restart_inside_a_write_is_exit_4_and_a_rerun_registers_once(
     before = table_counts(cluster.url)
     page = tmp_path / "cut.txt"
     page.write_text("A sentence whose registration the restart cuts off.\n")
-    child = subprocess.Popen([sys.executable, "-c", STALL_INSIDE, str(page)],
-                             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True,
+    stall_pg_writes(cluster.url)  # the write stalls on the server, its rows written
+    child = subprocess.Popen([sys.executable, "-m", "fetchledger", "read", str(page)],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                              env={**os.environ, "FETCHLEDGER_LEDGER": cluster.url})
     try:
-        assert child.stdout is not None
-        line = child.stdout.readline()
-        assert line.startswith("inside"), child.stderr.read() if child.stderr else ""
+        pg_writer_inside(cluster.url)
         cluster.pg_ctl("restart")  # fast: the open transaction is rolled back
-        _, stderr = child.communicate("go on\n", timeout=60)
+        _, stderr = child.communicate(timeout=60)
     finally:
         child.kill()
     assert child.returncode == 4, stderr
@@ -116,6 +114,7 @@ def test_a_restart_inside_a_write_is_exit_4_and_a_rerun_registers_once(
                                "is unreachable"), stderr
     assert len(lines) <= 2 and "Traceback" not in stderr
     assert table_counts(cluster.url) == before  # nothing of the cut-off source
+    rows(cluster.url, "DROP TRIGGER test_stall_write ON attempt")
     with Ledger(cluster.url) as ledger:
         assert ledger.read(page).source.id == 2  # the re-run: the next id, once
         assert ledger.read(page).source.id == 2

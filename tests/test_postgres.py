@@ -8,7 +8,6 @@ import functools
 import os
 import subprocess
 import sys
-import textwrap
 import threading
 import time
 from collections.abc import Iterator
@@ -26,7 +25,14 @@ from fetchledger import (
     Limits,
 )
 
-from conftest import pg_database_url, rows, table_counts
+from conftest import (
+    pg_backend_gone,
+    pg_database_url,
+    pg_writer_inside,
+    rows,
+    stall_pg_writes,
+    table_counts,
+)
 
 pytestmark = pytest.mark.postgres
 
@@ -61,31 +67,16 @@ def backends_of(url: str) -> list[int]:
 
 
 def terminate(pids: list[int], url: str) -> None:
+    """End these server processes, and wait until they are gone (a connection lost
+    before a write, not while it is sent)."""
     with psycopg.connect(url, autocommit=True) as db:
         for pid in pids:
             db.execute("SELECT pg_terminate_backend(%s)", (pid,))
+    for pid in pids:
+        pg_backend_gone(url, pid)
 
 
 # --- a lost connection ------------------------------------------------------------------------
-
-STALL_INSIDE = textwrap.dedent(
-    """
-    import os, sys
-    from fetchledger.store.postgres import PostgresStore
-    original = PostgresStore._write_round  # the statement that writes, then the COMMIT
-    def write_then_stall(db, *args):
-        written = original(db, *args)
-        db.execute("SELECT 1").fetchone()  # what is queued in the pipeline is sent
-        print("inside", os.getpid(), flush=True)  # written, not committed
-        sys.stdin.readline()  # until the test has cut the connection
-        return written
-    PostgresStore._write_round = staticmethod(write_then_stall)
-    from fetchledger.cli import main
-    sys.argv = ["fetchledger", "read", sys.argv[1]]
-    main()
-    """
-)
-
 
 def test_a_connection_killed_mid_write_is_exit_4_and_half_of_nothing(
         url: str, tmp_path: Path) -> None:
@@ -94,24 +85,21 @@ def test_a_connection_killed_mid_write_is_exit_4_and_half_of_nothing(
     before = table_counts(url)
     page = tmp_path / "never.txt"
     page.write_text("A sentence whose registration is cut off.\n")
-    child = subprocess.Popen([sys.executable, "-c", STALL_INSIDE, str(page)],
-                             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True,
+    stall_pg_writes(url)  # the write stalls on the server, its rows written
+    child = subprocess.Popen([sys.executable, "-m", "fetchledger", "read", str(page)],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                              env={**os.environ, "FETCHLEDGER_LEDGER": url})
-    assert child.stdout is not None
-    line = child.stdout.readline()
-    assert line.startswith("inside"), child.stderr.read() if child.stderr else ""
-    with psycopg.connect(url, autocommit=True) as db:  # the backend inside a write
-        (pid,) = db.execute(
-            "SELECT pid FROM pg_stat_activity WHERE application_name = 'fetchledger' "
-            "AND backend_xid IS NOT NULL AND datname = current_database()").fetchone()
-        db.execute("SELECT pg_terminate_backend(%s)", (pid,))
-    _, stderr = child.communicate("go on\n", timeout=60)
+    try:
+        terminate([pg_writer_inside(url)], url)  # the backend inside the write
+        _, stderr = child.communicate(timeout=60)
+    finally:
+        child.kill()
     assert child.returncode == 4, stderr
     lines = stderr.strip().splitlines()
     assert lines[0].startswith("fetchledger: error: the PostgreSQL ledger ")
     assert "unreachable" in lines[0] and len(lines) <= 2 and "Traceback" not in stderr
     assert table_counts(url) == before  # nothing of the cut-off source
+    rows(url, "DROP TRIGGER test_stall_write ON attempt")
     with Ledger(url) as ledger:
         assert ledger.integrity_check() == "ok"
         assert ledger.read(page).source.id == 2  # a re-run registers it, with the next id
@@ -219,7 +207,7 @@ def test_fresh_ledgers_opened_by_many_processes_at_once_migrate_once(url: str) -
         ("0001_initial",), ("0002_keyed_identity",), ("0003_batch_claims",),
         ("0005_search_hits",), ("0006_provisional_ids",), ("0007_secret_rules",),
         ("0008_reading",), ("0009_register_function",), ("0010_credentials_not_identity",),
-        ("0011_nested_secrets",), ("0012_secret_shapes",)]
+        ("0011_nested_secrets",), ("0012_secret_shapes",), ("0013_register_statement",)]
 
 
 # --- what the database holds ------------------------------------------------------------------

@@ -16,7 +16,13 @@ import pytest
 from fetchledger import Ledger
 from fetchledger.text.passages import split_passages
 
-from conftest import rows
+from conftest import (
+    pg_backend_gone,
+    pg_clients_gone,
+    pg_writer_inside,
+    rows,
+    stall_pg_writes,
+)
 
 pytestmark = pytest.mark.both_backends
 
@@ -119,6 +125,10 @@ def test_sigkill_mid_registration_leaves_before_or_after(ledger_path: Path | str
         os.kill(child.pid, signal.SIGKILL)
         reported = waited + child.stdout.read().split("\n")
         child.wait()
+        if isinstance(ledger_path, str):
+            # a registration is one statement, sent whole: the server finishes (commits)
+            # or rolls back the one in flight on its own, then notices its client gone
+            pg_clients_gone(ledger_path)
         finished = sum(1 for line in reported if line.startswith("done"))
         count = _check_consistent(ledger_path)
         # this run's sources (counted by their locators: the child may register before
@@ -137,14 +147,12 @@ INSIDE_TRANSACTION = textwrap.dedent(
     from fetchledger import Document, Ledger
     with Ledger(sys.argv[1]) as ledger:
         store = type(ledger._store)
-        if store.__name__ == "PostgresStore":  # the statement that writes, then the COMMIT
-            original = store._write_round
-            def write_then_stall(db, *args):
-                original(db, *args)
-                db.execute("SELECT 1").fetchone()  # what is queued in the pipeline is sent
-                print("inside", flush=True)  # source, version, passages written, not committed
-                time.sleep(60)
-            store._write_round = staticmethod(write_then_stall)
+        if store.__name__ == "PostgresStore":
+            # the write is one statement: the server stalls it (the test's trigger) once
+            # source, version and passages are written, before the commit; the server
+            # checks every 50 ms that its client is still there
+            ledger._store._connection().execute(
+                "SET client_connection_check_interval = '50ms'")
         else:
             original = store._index_version
             def index_then_stall(*args):
@@ -167,12 +175,20 @@ def test_sigkill_inside_the_transaction_leaves_the_ledger_as_before(
                                  text="A sentence that was committed. Version k.", raw=b"k"))
     before = {t: rows(ledger_path, f"SELECT count(*) FROM {t}") for t in
               ("source", "version", "passage", "quote", "attempt", "alias")}
+    if isinstance(ledger_path, str):
+        stall_pg_writes(ledger_path)
     child = subprocess.Popen([sys.executable, "-c", INSIDE_TRANSACTION, str(ledger_path)],
                              stdout=subprocess.PIPE, text=True)
     assert child.stdout is not None
-    assert child.stdout.readline().strip() == "inside"
+    if isinstance(ledger_path, str):
+        backend = pg_writer_inside(ledger_path)
+    else:
+        assert child.stdout.readline().strip() == "inside"
     os.kill(child.pid, signal.SIGKILL)
     child.wait()
+    if isinstance(ledger_path, str):  # the server saw its client go and rolled back
+        pg_backend_gone(ledger_path, backend)
+        rows(ledger_path, "DROP TRIGGER test_stall_write ON attempt")
     assert _check_consistent(ledger_path) == 1
     after = {t: rows(ledger_path, f"SELECT count(*) FROM {t}") for t in before}
     assert after == before

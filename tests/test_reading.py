@@ -192,6 +192,9 @@ def test_an_older_version_is_read_as_it_was(ledger: Ledger) -> None:
     (["show", "1", "--passages", "99999999999999999999"], "bad passage range"),
     (["show", "1", "--pages", "1"], "source [1] has no pages"),
     (["show", "2", "--pages", "4-5"], "page 4 is past the end: source [2] has 3 pages"),
+    # a last page past the end was clipped silently: now the same error as a first one
+    (["show", "2", "--pages", "2-9"], "page 9 is past the end: source [2] has 3 pages"),
+    (["show", "2", "--pages", "-4"], "page 4 is past the end: source [2] has 3 pages"),
     (["show", "2", "--pages", "b"], "bad page range 'b'"),
     (["show", "1", "--limit", "0"], "the limit must be 1 to 100,000 characters"),
     (["show", "1", "--limit", "100001"], "the limit must be 1 to 100,000 characters"),

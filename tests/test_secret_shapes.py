@@ -75,6 +75,21 @@ TOKENS: dict[str, str] = {
     "Telegram bot token": "1234567890:AA" + _B + "x",
     "SendGrid": "SG." + _B[:22] + "." + _B + _B[:11],
     "DigitalOcean": "dop_v1_" + _HEX + _HEX,
+    # issuers added in the second increment
+    "OpenAI sk-None-": "sk-None-" + _B + _B[:16],
+    "OpenRouter": "sk-or-v1-" + _HEX + _HEX,
+    "xAI": "xai-" + _B + _B,
+    "Perplexity": "pplx-" + _B + _B[:16],
+    "Mailgun": "key-" + _HEX,
+    "Square": "sq0atp-" + _B[:22],
+    "Atlassian": "ATATT3xFfGF0" + _B + "-" + _B[:20] + "=0A1B2C3D",
+    "Sentry": "sntryu_" + _HEX + _HEX,
+    "Notion": "ntn_" + _B + _B[:14],
+    "Heroku": "HRKU-" + _B[:8] + "-" + _B[:12],
+    "Docker Hub": "dckr_pat_" + _B[:27],
+    "Terraform Cloud": "Zx9Qw3Er7Ty1Ui.atlasv1." + _B + _B,
+    "New Relic": "NRAK-" + "A1B2C3D4E5F6G7H8I9J0K1L2M3N",
+    "Supabase": "sbp_" + _HEX + _HEX[:8],
 }
 
 
@@ -93,6 +108,8 @@ NEAR_MISSES = [
     "AKIA", "AKIA" + "IOSFODNN7EXAMP", "AKIA" + "IOSFODNN7EXAMPLEabc", "AKIAIOSFODNN7example",
     "AIza" + "x" * 34, "pypi-AgE", "pypi-AgEshort", "hf_hub", "hf_hub_download", "SG.json",
     "do_v1_x", "12345678:AAshort", "desk-" + _B + _B, "mask_" + _B, "taskgho_" + _B + "1234",
+    "key-value", "key-" + _HEX[:31], "monkey-" + _HEX, "ops_team", "sbp_short", "xai-grok",
+    "pplx-api", "HRKU-", "NRAK-abc", "sk-or-v1-short", "dckr_pat_x", "ntn_x", ".atlasv1.x",
 ]
 
 

@@ -17,12 +17,14 @@ __all__ = [
     "MAX_PER_HOST",
     "MAX_SECONDS",
     "MAX_SNIPPETS",
+    "MIN_SECONDS",
     "Limits",
     "allow_private_from_env",
     "check_count",
     "check_seconds",
     "is_database_url",
     "resolve_ledger_path",
+    "seconds_message",
 ]
 
 ENV_LEDGER = "FETCHLEDGER_LEDGER"
@@ -34,6 +36,9 @@ LEDGER_FILE = "ledger.db"
 # it, or not a finite number, is bad input (exit 2).
 MAX_SNIPPETS = 1_000  # snippets handed out by one call (-k, --snippets)
 MAX_SECONDS = 86_400.0  # any timeout: one day
+# ... and at least ten milliseconds: less cannot start a command or open a connection
+# (`--timeout 1e-300` was accepted and timed out at once, recorded as a failure)
+MIN_SECONDS = 0.01
 MAX_CONCURRENCY = 1_024  # batch requests in flight
 MAX_PER_HOST = 256  # batch requests in flight per host
 MAX_ID = 2**63 - 1  # a source id (the largest SQLite INTEGER)
@@ -50,15 +55,20 @@ def check_count(value: int, what: str, maximum: int) -> int:
 
 
 def check_seconds(value: float, what: str, maximum: float = MAX_SECONDS) -> float:
-    """``value`` when it is a number of seconds over 0 and at most ``maximum`` (``inf``
-    and ``nan`` are not); InvalidArgument else."""
+    """``value`` when it is a number of seconds from :data:`MIN_SECONDS` to ``maximum``
+    (``inf`` and ``nan`` are not); InvalidArgument else."""
     from .errors import InvalidArgument
 
     if isinstance(value, bool) or not isinstance(value, (int, float)) \
-            or not 0 < value <= maximum:
-        raise InvalidArgument(f"{what} must be a number of seconds over 0 and at most "
-                              f"{maximum:,.0f}, not {value!r}")
+            or not MIN_SECONDS <= value <= maximum:
+        raise InvalidArgument(seconds_message(what, value, maximum))
     return float(value)
+
+
+def seconds_message(what: str, value: object, maximum: float = MAX_SECONDS) -> str:
+    """The one message of a timeout out of bounds."""
+    return (f"{what} must be a number of seconds from {MIN_SECONDS:g} to {maximum:,.0f}, "
+            f"not {value!r}")
 
 
 @dataclass(frozen=True)

@@ -117,7 +117,7 @@ def test_connect_timeout_reaches_the_client() -> None:
     default = _Exchange(parse_curl_args(["h.example"]).http_request(), Limits(),
                         AddressPolicy.of(False, ()), "ua")
     assert default.timeouts["connect"] == Limits().connect_timeout
-    with pytest.raises(InvalidArgument, match="--connect-timeout needs a number"):
+    with pytest.raises(InvalidArgument, match="--connect-timeout must be a number of seconds"):
         parse_curl_args(["--connect-timeout", "0", "h.example"])
 
 

@@ -170,3 +170,26 @@ def test_a_command_that_prints_a_token_it_was_given_stores_none(
     assert got[0].source.id == led.run(["echo", "token", GITHUB]).source.id
     assert _leaks(_stored(ledger_path)) == []
     assert _leaks(_shown(run_cli, ledger_path, [r.source.id for r in got], tmp_path)) == []
+
+
+def test_curl_to_a_webhook_shows_and_stores_no_secret(
+        web: LoopbackServer, hosts: StubDNS, ledger_path: Path, tmp_path: Path,
+        run_cli: object) -> None:
+    def curl(*args: str) -> object:
+        return run_cli("--ledger", str(ledger_path), "--allow-private",  # type: ignore[operator]
+                       "--json", "curl", *args)
+
+    posted = [curl("-X", "POST", "-H", "Content-Type: application/json", "-d",
+                   '{"text": "bees"}', _on(web, "hooks.slack.com", f"/services/T0/B0/{secret}"))
+              for secret in (SLACK, SLACK_2, SLACK)]
+    assert all(r.exit_code == 0 for r in posted), [r.stderr for r in posted]  # type: ignore[attr-defined]
+    ids = [json.loads(r.stdout)[0]["source"]["id"] for r in posted]  # type: ignore[attr-defined]
+    assert ids[0] != ids[1] and ids[2] == ids[0]
+    bot = curl("-A", f"ci/{GITHUB}", _on(web, "api.telegram.org", f"/bot{TELEGRAM}/getMe"))
+    assert bot.exit_code == 0  # type: ignore[attr-defined]
+    missing = curl(_on(web, "hooks.slack.com", f"/triggers/T0/123/{SLACK_2}"))
+    assert missing.exit_code == 3  # type: ignore[attr-defined]
+    printed = "".join(r.stdout + r.stderr for r in (*posted, bot, missing)).encode()  # type: ignore[attr-defined]
+    assert _leaks(printed) == [] and b"REDACTED" in printed
+    assert _leaks(_stored(ledger_path)) == []
+    assert _leaks(_shown(run_cli, ledger_path, ids[:2], tmp_path)) == []

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import quote
 
-from ..config import MAX_SECONDS, MAX_SNIPPETS
+from ..config import MAX_SECONDS, MAX_SNIPPETS, MIN_SECONDS, seconds_message
 from ..errors import InvalidArgument, InvalidPath
 from ..identity.urls import redact_url
 
@@ -369,9 +369,8 @@ def _seconds(option: str, text: str) -> float:
         seconds = float(text)
     except ValueError:
         seconds = -1.0
-    if not 0 < seconds <= MAX_SECONDS:
-        raise InvalidArgument(f"{option} needs a number of seconds over 0 and at most "
-                              f"{MAX_SECONDS:,.0f}, not {text!r}")
+    if not MIN_SECONDS <= seconds <= MAX_SECONDS:
+        raise InvalidArgument(seconds_message(option, text))
     return seconds
 
 

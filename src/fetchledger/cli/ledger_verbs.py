@@ -26,7 +26,9 @@ from ._base import (
 @click.argument("paths", nargs=-1, required=True, metavar="PATH...")
 @query_option
 @k_option(3)
-@click.option("--pages", metavar="A-B", help="Quote only from these pages of a PDF (N, A-B, A-).")
+@click.option("--pages", metavar="A-B",
+              help="Quote only from these pages of a PDF (N, A-B, A-, -B); a page past the "
+                   "last one is an error.")
 @click.option("--password", metavar="P", help="Password of an encrypted PDF.")
 @click.option("--label", metavar="NAME",
               help="For `-`: what produced the piped text (e.g. the command line).")
@@ -117,7 +119,9 @@ def list_(ctx: click.Context, failed: bool) -> None:
 @click.option("--passages", metavar="A-B",
               help="Read passages A to B in order, one snippet line each (N, A-B, A-, -B); "
                    "a window ends with the passage to go on from.")
-@click.option("--pages", metavar="A-B", help="Read these pages of a paged source (PDF).")
+@click.option("--pages", metavar="A-B",
+              help="Read these pages of a paged source (PDF); a page past the last one is "
+                   "an error.")
 @click.option("--outline", is_flag=True,
               help="List only the headings, each with its passage number.")
 @click.option("--limit", type=Integer(), metavar="CHARS",

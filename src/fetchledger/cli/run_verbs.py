@@ -20,7 +20,8 @@ from ._base import (
 @cli.command(context_settings={"ignore_unknown_options": True,
                                "allow_interspersed_args": False})
 @click.option("--timeout", type=Seconds(min=0, min_open=True), metavar="S",
-              help="Kill the command (and its process group) after S seconds [default: 60].")
+              help="Kill the command (and its process group) after S seconds, 0.01 to "
+                   "86,400 [default: 60].")
 @click.option("--cwd", metavar="DIR", help="Run in DIR (part of the source's identity).")
 @click.option("--shell", is_flag=True,
               help="Run CMD ARGS... joined with spaces as one `sh -c` script.")

@@ -45,7 +45,7 @@ from urllib.parse import parse_qsl, quote, quote_plus, unquote, unquote_to_bytes
 
 from .finder import Finder
 from .finder import finder as cached_finder
-from .shapes import redact_shapes, shape_secrets
+from .shapes import has_hint, may_hold_shapes, redact_shapes, shape_secrets
 
 if TYPE_CHECKING:
     import httpx
@@ -338,9 +338,9 @@ def redact_body(body: bytes, content_type: str) -> bytes:
     if data is not None:
         return json.dumps(_json_redacted(data), sort_keys=True, ensure_ascii=False).encode()
     if _is_form(content_type):
-        pairs = parse_qsl(body.decode("utf-8", "replace"), keep_blank_values=True)
-        return urlencode([(redact_shapes(k, [], plain_mark),
-                           REDACTED if is_secret_name(k) else redact_nested(v, [], plain_mark))
+        text = redact_shapes(body.decode("utf-8", "replace"), [], plain_mark)  # (any part)
+        pairs = parse_qsl(text, keep_blank_values=True)
+        return urlencode([(k, REDACTED if is_secret_name(k) else redact_nested(v, [], plain_mark))
                           for k, v in pairs], quote_via=quote).encode()
     return body
 
@@ -392,8 +392,10 @@ def redact_query(query: str, found: list[str], mark: Mark, separator: str = "&")
     """A raw query (or form body, fragment, cookie string: pairs split at
     ``separator``) with each secret parameter's value replaced by its mark, and the
     secrets of a URL or query nested in another value (:func:`redact_nested`) too, the
-    rest exactly as written; the values removed are appended to ``found``."""
+    rest exactly as written; the values removed are appended to ``found``. Tokens and
+    webhook URLs (:mod:`.shapes`) are marked in every part."""
     parts = []
+    hinted = may_hold_shapes(query)  # (one pass; most queries hold no token at all)
     for part in query.split(separator):
         name, eq, value = part.partition("=")
         if eq and value and is_secret_name(param_name(name)):
@@ -401,9 +403,12 @@ def redact_query(query: str, found: list[str], mark: Mark, separator: str = "&")
             found.append(plain)
             parts.append(f"{name}={mark(plain)}")
         elif eq and value:
-            parts.append(f"{name}={redact_nested(value, found, mark)}")
+            pair = f"{name}={redact_nested(value, found, mark)}"
+            # a token in the name, or across its `=` (base64 tokens hold `=`), too
+            parts.append(redact_shapes(pair, found, mark) if hinted and has_hint(name)
+                         else pair)
         else:  # a bare word (`?ghp_...`): a token in it
-            parts.append(redact_shapes(part, found, mark))
+            parts.append(redact_shapes(part, found, mark) if hinted else part)
     return separator.join(parts)
 
 

@@ -38,7 +38,8 @@ from urllib.parse import unquote
 
 import ahocorasick
 
-__all__ = ["TOKEN_FORMATS", "WEBHOOKS", "may_hold_shapes", "redact_shapes", "shape_secrets"]
+__all__ = ["TOKEN_FORMATS", "WEBHOOKS", "has_hint", "may_hold_shapes", "redact_shapes",
+           "shape_secrets"]
 
 _Mark = Callable[[str], str]  # .secrets.Mark (that module imports this one)
 
@@ -55,7 +56,9 @@ TOKEN_FORMATS: tuple[tuple[str, str], ...] = (
      r"xox[abprse](?:\.xox[abprse])?-[0-9]+-[A-Za-z0-9-]{8,}"),
     ("Slack app token", r"xapp-[0-9]-[A-Za-z0-9-]{20,}"),
     ("Anthropic key", r"sk-ant-[A-Za-z0-9_-]{32,}"),
-    ("OpenAI project, service or admin key", r"sk-(?:proj|svcacct|admin)-[A-Za-z0-9_-]{40,}"),
+    ("OpenAI project, service or admin key",
+     r"sk-(?:proj|svcacct|admin|None)-[A-Za-z0-9_-]{40,}"),
+    ("OpenRouter key", r"sk-or-v1-[a-f0-9]{64}"),
     ("OpenAI key", r"sk-[A-Za-z0-9]{32,}"),
     ("Stripe secret or restricted key", r"(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}"),
     ("Stripe webhook secret", r"whsec_[A-Za-z0-9]{24,}"),
@@ -76,6 +79,19 @@ TOKEN_FORMATS: tuple[tuple[str, str], ...] = (
     ("Replicate token", r"r8_[A-Za-z0-9]{32,}"),
     ("Linear key", r"lin_api_[A-Za-z0-9]{32,}"),
     ("Postman key", r"PMAK-[a-f0-9]{24}-[a-f0-9]{34}"),
+    ("xAI key", r"xai-[A-Za-z0-9]{64,}"),
+    ("Perplexity key", r"pplx-[A-Za-z0-9]{40,}"),
+    ("Mailgun key", r"key-[a-f0-9]{32}"),
+    ("Square token", r"sq0(?:atp|csp)-[A-Za-z0-9_-]{22,}"),
+    ("Atlassian API token", r"ATATT3[A-Za-z0-9_=-]{50,}"),
+    ("Sentry token", r"sntryu_[a-f0-9]{64}|sntrys_eyJ[A-Za-z0-9+/=_-]{40,}"),
+    ("Notion token", r"ntn_[A-Za-z0-9]{40,}"),
+    ("Heroku key", r"HRKU-[A-Za-z0-9_-]{20,}"),
+    ("1Password service account token", r"ops_eyJ[A-Za-z0-9+/=_-]{40,}"),
+    ("Docker Hub token", r"dckr_pat_[A-Za-z0-9_-]{20,}"),
+    ("Terraform Cloud token", r"[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_-]{60,}"),
+    ("New Relic key", r"NRAK-[A-Z0-9]{27}"),
+    ("Supabase token", r"sbp_[a-f0-9]{40}"),
     ("Telegram bot token", r"[0-9]{8,10}(?::|%3[aA])AA[A-Za-z0-9_-]{33}"),
 )
 # A letter or digit just after a token makes it part of a longer word; so does one of
@@ -92,7 +108,10 @@ _TOKEN_HINTS: dict[str, int | None] = {
                      "sk-", "sk_", "rk_", "whsec_", "AKIA", "ASIA", "AIza", "ya29.",
                      "GOCSPX-", "eyJ", "npm_", "pypi-AgE", "hf_", "SG.", "shpat_", "shpca_",
                      "shppa_", "shpss_", "hvs.", "hvb.", "hvr.", "dapi", "gsk_", "r8_",
-                     "lin_api_", "PMAK-"), 0),
+                     "lin_api_", "PMAK-", "sk-or-v1-", "xai-", "pplx-", "key-", "sq0atp-",
+                     "sq0csp-", "ATATT3", "sntryu_", "sntrys_", "ntn_", "HRKU-", "ops_eyJ",
+                     "dckr_pat_", "NRAK-", "sbp_"), 0),
+    ".atlasv1.": 14,  # after the token's 14 first characters
     **{f"gl{kind}-": 0 for kind in ("pat", "dt", "rt", "ptt", "cbt", "imt", "agent", "soat",
                                      "oas", "ft", "ffct", "wt")},
     "_v1_": 3,  # do[opr]_v1_
@@ -212,12 +231,18 @@ def _token_starts(text: str) -> list[int] | None:
 _SHORTEST = 15
 
 
+def has_hint(text: str) -> bool:
+    """Whether ``text``, of any length, holds the start of a token or webhook host (a
+    part of one that may go on past it)."""
+    return next(_finders()[2].iter(_folded(text)), None) is not None
+
+
 def may_hold_shapes(text: str) -> bool:
     """False when no shape rule can match in ``text`` (most texts): one pass of a hint
     finder (in C), no regular-expression scan."""
     if len(text) < _SHORTEST:
         return False
-    if next(_finders()[2].iter(_folded(text)), None) is not None:
+    if has_hint(text):
         return True
     if "%" in text:
         decoded = _decoded_unreserved(text)

@@ -251,7 +251,8 @@ class LedgerTools:
             min_length=1,
             description='The command and its arguments, e.g. ["python3", "--version"].')],
         timeout: Annotated[float | None, Field(strict=True,
-            gt=0, description="Seconds before the command is killed (default 60).")] = None,
+            gt=0, description="Seconds before the command is killed (default 60; "
+                              "from 0.01 to 86400).")] = None,
     ) -> CallToolResult:
         try:  # before anything reads the arguments: a refused command costs nothing
             self.config.commands.check(argv)

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import LedgerTooNew
 from ..identity.upgrade import SourceRow, changed_meta, plan_upgrade, upgraded_display
 from ..text.passages import Passage
-from .pg_functions import REGISTER_FUNCTION
+from .pg_functions import REGISTER_FUNCTION, REGISTER_FUNCTION_0009
 from .windows import CHUNK_INSERT, chunk_rows, reading_columns
 
 if TYPE_CHECKING:
@@ -480,10 +480,25 @@ def _postgres_register_function(db: PgConnection) -> None:
     source's row under a key no source has, its foreign key checked at the commit.
     ``passage_in_order`` (version, ordinal) serves every look-up by version, so
     ``passage_by_version`` goes: one index less to keep up at each passage written."""
-    db.execute(REGISTER_FUNCTION)
+    db.execute(REGISTER_FUNCTION_0009)
     db.execute("ALTER TABLE version ALTER CONSTRAINT version_source_id_fkey DEFERRABLE")
     db.execute("DROP INDEX passage_by_version")
     db.execute("DROP SEQUENCE provisional_source")  # 0006's provisional ids: none left
+
+
+def _postgres_register_statement(db: PgConnection) -> None:
+    """A registration is one statement in a transaction of its own
+    (:mod:`fetchledger.store.pg_functions`): the function sets its lock timeout itself,
+    answers from what it wrote (no query after the id counter, which the answer's join
+    re-planned at every call), finds a source by its canonical name first, and a
+    version's foreign key to its source is deferred by default (no ``SET CONSTRAINTS``
+    at each call)."""
+    db.execute("DROP FUNCTION fetchledger_register(bigint, text, jsonb, text[], bytea[], "
+               "bytea[], integer[], jsonb)")
+    db.execute("DROP FUNCTION fetchledger_register_quotes(bigint, bigint, jsonb, text)")
+    db.execute(REGISTER_FUNCTION)
+    db.execute("ALTER TABLE version ALTER CONSTRAINT version_source_id_fkey "
+               "DEFERRABLE INITIALLY DEFERRED")
 
 
 POSTGRES_MIGRATIONS: tuple[tuple[str, Callable[[PgConnection], None]], ...] = (
@@ -498,4 +513,5 @@ POSTGRES_MIGRATIONS: tuple[tuple[str, Callable[[PgConnection], None]], ...] = (
     ("0010_credentials_not_identity", _postgres_secret_rules),  # the same re-identification
     ("0011_nested_secrets", _postgres_nested_secrets),
     ("0012_secret_shapes", _postgres_nested_secrets),  # the same re-identification
+    ("0013_register_statement", _postgres_register_statement),
 )

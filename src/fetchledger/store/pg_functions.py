@@ -1,35 +1,246 @@
 """The server-side function of the PostgreSQL ledger that writes registrations.
 
-Created by migration ``0009_register_function`` (:mod:`fetchledger.store.migrations`),
-called by :mod:`fetchledger.store.pg_register`: one statement writes a round of
-registrations, and the transaction's COMMIT goes with it.
+Created by migration ``0013_register_statement`` (:mod:`fetchledger.store.migrations`;
+``0009_register_function`` created its first form, kept below as it was), called by
+:mod:`fetchledger.store.pg_register`: one statement, in a transaction of its own
+(autocommit), writes a round of registrations.
 
-``fetchledger_register(p_key, p_now, p_regs, p_texts, p_raws, p_chunks, p_chunk_of,
-p_failed)`` takes the registrations as a JSON array (``p_regs``; their texts, raw bytes
-and text chunks beside it, ``p_chunk_of`` naming each chunk's registration, 1-based)
-and the failed attempts (``p_failed``, ``[kind, locator, status, message]`` each). For
-each registration, in order, it finds the source by its names:
+``fetchledger_register(p_lock_timeout, p_key, p_now, p_regs, p_texts, p_raws, p_chunks,
+p_failed)`` sets the transaction's ``lock_timeout`` (so that a pooler may share the
+connection: nothing is set on the session), and takes the registrations as a JSON array
+(``p_regs``; their texts, raw bytes and text chunks beside it, each registration's
+``chunks`` counting its own, in order) and the failed attempts (``p_failed``, ``[kind,
+locator, status, message]`` each). For each registration, in order, it finds the source
+by its names:
 
 - a source that exists gets its new version (or none, when the text and raw bytes are
-  unchanged), its quotes and search hits there and then;
+  unchanged), its quotes and search hits there and then, and its answer;
 - a new source gets only its heavy rows there: the version, waiting for its source
   under a key no source has (``-(p_key + n)``; the version's foreign key to its source
-  is checked at the commit), its passages and text chunks.
+  is deferred, checked at the commit), its passages and text chunks.
 
 Then, last, it takes the id counter for the new sources — writers wait for each other
 only from here to their commit — and writes the few small rows that name their ids:
 source, names (``alias``), the version's source, quotes, search hits; then every ok
 attempt in order, and the failed ones. A name another writer registered meanwhile is a
-unique violation: the transaction is rolled back and run again, and then finds it.
-It answers one row per registration: the version, whether source and version are new,
-then the source (the columns of ``store.protocol.SOURCE_COLUMNS``).
+unique violation: the statement is rolled back and run again, and then finds it. Each
+answer is built from what the function wrote or read (no query after the counter): one
+row per registration, its ordinal first (known sources are answered before new ones),
+then the version, whether source and version are new, then the source (the columns of
+``store.protocol.SOURCE_COLUMNS``). Its statements are planned once per connection
+(PL/pgSQL keeps their plans) and stay simple enough for the plan kept to be good.
 """
 
 from __future__ import annotations
 
-__all__ = ["REGISTER_FUNCTION"]
+__all__ = ["REGISTER_FUNCTION", "REGISTER_FUNCTION_0009"]
 
 REGISTER_FUNCTION = """
+CREATE FUNCTION fetchledger_register(
+    p_lock_timeout text, p_key bigint, p_now text, p_regs jsonb, p_texts text[],
+    p_raws bytea[], p_chunks bytea[], p_failed jsonb)
+RETURNS TABLE (ordinal integer, version_id bigint, new_source boolean, new_version boolean,
+               source_id bigint, kind text, display text, title text, retrieved_at text,
+               text_sha256 text, versions bigint, number integer, first_retrieved text,
+               last_retrieved text, site text, author text, published text, meta text)
+LANGUAGE plpgsql AS $fn$
+#variable_conflict use_column
+DECLARE
+    n integer := jsonb_array_length(p_regs);
+    r jsonb;
+    loc text;
+    at text;
+    names text[];
+    sid bigint;
+    vid bigint;
+    num integer;
+    changed boolean;
+    prev_id bigint;
+    prev_number integer;
+    prev_text text;
+    prev_raw text;
+    prev_at text;
+    prev_meta text;
+    chunk_at integer := 0;
+    chunk_count integer;
+    sids bigint[] := '{}';
+    vids bigint[] := '{}';
+    nums integer[] := '{}';
+    fresh boolean[] := '{}';
+    new_count integer := 0;
+    base bigint;
+BEGIN
+    -- this statement's transaction waits for a lock (the counter row) this long at most
+    PERFORM set_config('lock_timeout', p_lock_timeout, true);
+    FOR i IN 1 .. n LOOP
+        r := p_regs -> (i - 1);
+        loc := r ->> 'locator';
+        at := r ->> 'at';
+        changed := true;
+        prev_id := NULL;
+        prev_number := 0;
+        -- the source holding the canonical locator, else the oldest holding another name
+        SELECT a.source_id INTO sid FROM alias a WHERE a.locator = loc;
+        IF sid IS NULL AND jsonb_array_length(r -> 'names') > 1 THEN
+            names := ARRAY(SELECT jsonb_array_elements_text(r -> 'names'));
+            SELECT min(a.source_id) INTO sid FROM alias a WHERE a.locator = ANY(names);
+        END IF;
+        IF sid IS NOT NULL THEN
+            IF jsonb_array_length(r -> 'names') > 1 THEN
+                INSERT INTO alias (locator, source_id)
+                SELECT x.name, sid FROM jsonb_array_elements_text(r -> 'names') AS x(name)
+                ORDER BY x.name ON CONFLICT (locator) DO NOTHING;
+            END IF;
+            -- locked first, then read: the version a writer just committed is seen
+            SELECT s.latest_version INTO prev_id FROM source s WHERE s.id = sid FOR UPDATE;
+            SELECT v.number, v.text_sha256, v.raw_sha256, v.retrieved_at, v.meta
+            INTO prev_number, prev_text, prev_raw, prev_at, prev_meta
+            FROM version v WHERE v.id = prev_id;
+            changed := prev_id IS NULL OR prev_text IS DISTINCT FROM r ->> 'text_sha256'
+                       OR prev_raw IS DISTINCT FROM r ->> 'raw_sha256';
+        ELSE
+            sid := -(p_key + i);  -- numbered below
+            new_count := new_count + 1;
+        END IF;
+        chunk_count := (r ->> 'chunks')::integer;
+        IF changed THEN
+            num := coalesce(prev_number, 0) + 1;
+            -- a new source's version names it by its key until it is numbered (the
+            -- foreign key, deferred, is checked at the commit)
+            INSERT INTO version (source_id, number, text_sha256, raw_sha256, retrieved_at,
+                                 extractor, extractor_version, meta, pages, text, raw,
+                                 raw_size, raw_stored)
+            VALUES (sid, num, r ->> 'text_sha256', r ->> 'raw_sha256', at,
+                    r ->> 'extractor', r ->> 'extractor_version', r ->> 'meta',
+                    r ->> 'pages', p_texts[i], p_raws[i], (r ->> 'raw_size')::bigint,
+                    (r ->> 'raw_stored')::bigint)
+            RETURNING id INTO vid;
+            IF prev_id IS NOT NULL THEN  -- only the latest version is searched
+                UPDATE passage SET terms = NULL WHERE version_id = prev_id;
+            END IF;
+            INSERT INTO passage (version_id, start, "end", page, page_label, terms, ordinal,
+                                 heading)
+            SELECT vid, (x.p ->> 0)::integer, (x.p ->> 1)::integer, (x.p ->> 2)::integer,
+                   x.p ->> 3, array_to_tsvector(string_to_array(x.p ->> 4, ' ')), x.k,
+                   x.p ->> 5
+            FROM jsonb_array_elements(r -> 'passages') WITH ORDINALITY AS x(p, k);
+            IF chunk_count > 0 THEN
+                INSERT INTO text_chunk (version_id, n, body)
+                SELECT vid, c.k - 1, c.body
+                FROM unnest(p_chunks[chunk_at + 1 : chunk_at + chunk_count])
+                     WITH ORDINALITY AS c(body, k);
+            END IF;
+        ELSE
+            num := prev_number;
+            vid := prev_id;
+        END IF;
+        chunk_at := chunk_at + chunk_count;
+        IF sid > 0 THEN  -- a known source: its rows now, and its answer
+            UPDATE source SET latest_version = vid,
+                last_retrieved = CASE WHEN (r ->> 'retrieved')::boolean
+                                      THEN greatest(last_retrieved, at)
+                                      ELSE last_retrieved END,
+                title = coalesce(r ->> 'title', title), site = coalesce(r ->> 'site', site),
+                author = coalesce(r ->> 'author', author),
+                published = coalesce(r ->> 'published', published)
+            WHERE id = sid
+            RETURNING kind, display, title, first_retrieved, last_retrieved, site, author,
+                      published
+            INTO kind, display, title, first_retrieved, last_retrieved, site, author,
+                 published;
+            IF jsonb_array_length(r -> 'quotes') > 0 THEN
+                INSERT INTO quote (source_id, version_id, start, "end", page, page_label,
+                                   text, first_at)
+                SELECT sid, vid, (x.q ->> 0)::integer, (x.q ->> 1)::integer,
+                       (x.q ->> 2)::integer, x.q ->> 3, x.q ->> 4, p_now
+                FROM jsonb_array_elements(r -> 'quotes') AS x(q)
+                ON CONFLICT (version_id, start, "end") DO NOTHING;
+            END IF;
+            IF jsonb_array_length(r -> 'hits') > 0 THEN
+                INSERT INTO search_hit (source_id, query, engine, rank, title, snippet, at)
+                SELECT sid, x.h ->> 0, x.h ->> 1, (x.h ->> 2)::integer, x.h ->> 3,
+                       x.h ->> 4, p_now
+                FROM jsonb_array_elements(r -> 'hits') AS x(h)
+                ON CONFLICT (source_id, query, engine, rank) DO NOTHING;
+            END IF;
+            SELECT count(*) INTO versions FROM version c WHERE c.source_id = sid;
+            ordinal := i; version_id := vid; new_source := false; new_version := changed;
+            source_id := sid; number := num;
+            IF changed THEN
+                retrieved_at := at; text_sha256 := r ->> 'text_sha256'; meta := r ->> 'meta';
+            ELSE
+                retrieved_at := prev_at; text_sha256 := prev_text; meta := prev_meta;
+            END IF;
+            RETURN NEXT;
+        END IF;
+        sids := sids || sid;
+        vids := vids || vid;
+        nums := nums || num;
+        fresh := fresh || (sid < 0);
+    END LOOP;
+    IF new_count > 0 THEN
+        -- the id counter, last: writers wait for each other only from here to the commit
+        UPDATE counter SET value = value + new_count WHERE name = 'source'
+        RETURNING value - new_count INTO base;
+        FOR i IN 1 .. n LOOP
+            CONTINUE WHEN NOT fresh[i];
+            r := p_regs -> (i - 1);
+            base := base + 1;
+            sids[i] := base;
+            at := r ->> 'at';
+            INSERT INTO source (id, kind, locator, display, title, site, author, published,
+                                first_retrieved, last_retrieved, latest_version)
+            VALUES (base, r ->> 'kind', r ->> 'locator', r ->> 'display', r ->> 'title',
+                    r ->> 'site', r ->> 'author', r ->> 'published', at, at, vids[i]);
+            IF jsonb_array_length(r -> 'names') = 1 THEN
+                INSERT INTO alias (locator, source_id) VALUES (r ->> 'locator', base);
+            ELSE
+                INSERT INTO alias (locator, source_id)
+                SELECT x.name, base FROM jsonb_array_elements_text(r -> 'names') AS x(name)
+                ORDER BY x.name;
+            END IF;
+            UPDATE version SET source_id = base WHERE id = vids[i];
+            IF jsonb_array_length(r -> 'quotes') > 0 THEN
+                INSERT INTO quote (source_id, version_id, start, "end", page, page_label,
+                                   text, first_at)
+                SELECT base, vids[i], (x.q ->> 0)::integer, (x.q ->> 1)::integer,
+                       (x.q ->> 2)::integer, x.q ->> 3, x.q ->> 4, p_now
+                FROM jsonb_array_elements(r -> 'quotes') AS x(q);
+            END IF;
+            IF jsonb_array_length(r -> 'hits') > 0 THEN
+                INSERT INTO search_hit (source_id, query, engine, rank, title, snippet, at)
+                SELECT base, x.h ->> 0, x.h ->> 1, (x.h ->> 2)::integer, x.h ->> 3,
+                       x.h ->> 4, p_now
+                FROM jsonb_array_elements(r -> 'hits') AS x(h)
+                ON CONFLICT (source_id, query, engine, rank) DO NOTHING;
+            END IF;
+            ordinal := i; version_id := vids[i]; new_source := true; new_version := true;
+            source_id := base; kind := r ->> 'kind'; display := r ->> 'display';
+            title := r ->> 'title'; retrieved_at := at; text_sha256 := r ->> 'text_sha256';
+            versions := 1; number := 1; first_retrieved := at; last_retrieved := at;
+            site := r ->> 'site'; author := r ->> 'author'; published := r ->> 'published';
+            meta := r ->> 'meta';
+            RETURN NEXT;
+        END LOOP;
+    END IF;
+    FOR i IN 1 .. n LOOP  -- every retrieval's ok attempt, in order, then the failed ones
+        r := p_regs -> (i - 1);
+        CONTINUE WHEN NOT (r ->> 'retrieved')::boolean;
+        INSERT INTO attempt (kind, locator, at, status, message, source_id)
+        VALUES (r ->> 'kind', r ->> 'display', r ->> 'at', 'ok',
+                format('registered as [%s] version %s', sids[i], nums[i]), sids[i]);
+    END LOOP;
+    IF jsonb_array_length(p_failed) > 0 THEN
+        INSERT INTO attempt (kind, locator, at, status, message)
+        SELECT f.a ->> 0, f.a ->> 1, p_now, f.a ->> 2, f.a ->> 3
+        FROM jsonb_array_elements(p_failed) WITH ORDINALITY AS f(a, k) ORDER BY f.k;
+    END IF;
+END
+$fn$;
+"""
+
+# as migration 0009_register_function created it (0013 replaces it)
+REGISTER_FUNCTION_0009 = """
 CREATE FUNCTION fetchledger_register(
     p_key bigint, p_now text, p_regs jsonb, p_texts text[], p_raws bytea[],
     p_chunks bytea[], p_chunk_of integer[], p_failed jsonb)

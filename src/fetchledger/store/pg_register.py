@@ -2,12 +2,14 @@
 
 :class:`PostgresRegistration` is a mixin of :class:`fetchledger.store.postgres.PostgresStore`
 (its connections, errors and transactions). Registrations are written by one
-server-side function (:mod:`fetchledger.store.pg_functions`), one statement sent with
-the ``COMMIT`` after the transaction's first statement (``_write``'s lock timeout):
-two round trips a transaction, nothing read in between.
+server-side function (:mod:`fetchledger.store.pg_functions`): one statement, in a
+transaction of its own (autocommit: one round trip, nothing read in between, the lock
+timeout set by the function). Registrations that must be written in several rounds
+(one names a source another one of them creates) are one transaction of one statement
+a round.
 
 Ids stay dense 1..N and are never renumbered: a new source's id is written only once
-the counter gave it, by the end of that statement; a rolled-back transaction spent
+the counter gave it, by the end of that statement; a rolled-back statement spent
 none. Writers wait for each other only from there to their commit.
 """
 
@@ -37,8 +39,8 @@ T = TypeVar("T")
 Connection = psycopg.Connection[tuple[Any, ...]]
 
 _SPAN = 1 << 20  # keys of one round's new sources: -(base + 1) ... -(base + _SPAN - 1)
-_REGISTER = ("SELECT * FROM fetchledger_register(%s, %s, %s::jsonb, %s::text[], "
-             "%s::bytea[], %s::bytea[], %s::int[], %s::jsonb)")
+_REGISTER = ("SELECT * FROM fetchledger_register(%s::text, %s::bigint, %s::text, %s::jsonb, "
+             "%s::text[], %s::bytea[], %s::bytea[], %s::jsonb)")
 
 
 def _described(registration: Registration) -> dict[str, Any]:
@@ -55,7 +57,7 @@ def _described(registration: Registration) -> dict[str, Any]:
         "meta": json.dumps(p.meta, ensure_ascii=False, sort_keys=True),
         "pages": json.dumps(p.pages) if p.pages else None,
         "raw_size": p.raw_size, "raw_stored": p.raw_stored,
-        "retrieved": registration.retrieved,
+        "retrieved": registration.retrieved, "chunks": len(p.chunks),
         "quotes": [[q.start, q.end, q.page, q.page_label, q.text]
                    for q in registration.quotes],
         "hits": [[h.query or "", h.engine or "", h.rank, h.title, h.snippet]
@@ -89,10 +91,16 @@ def _quote_columns(quotes: Sequence[QuoteRow]) -> dict[str, list[Any]]:
             "qt": [q.text for q in quotes]}
 
 
+def _answers(rows: list[tuple[Any, ...]]) -> list[StoredVersion]:
+    """The StoredVersions, with their Sources, of the rows ``fetchledger_register``
+    answered (each row's ordinal first), in the order of its registrations."""
+    return [_stored(row) for row in sorted(rows, key=lambda row: int(row[0]))]
+
+
 def _stored(row: tuple[Any, ...]) -> StoredVersion:
     """A StoredVersion, with its Source, from a row ``fetchledger_register`` answered."""
-    version_id, new_source, new_version = row[:3]
-    source = source_from_row(row[3:])
+    version_id, new_source, new_version = row[1:4]
+    source = source_from_row(row[4:])
     return StoredVersion(source.id, int(version_id), source.version, bool(new_source),
                          bool(new_version), source)
 
@@ -102,9 +110,16 @@ class PostgresRegistration:
 
     shown: str  # the ledger's URL without its password
 
+    lock_timeout: str  # PostgreSQL's lock_timeout for a write, e.g. "60000ms"
+
     if TYPE_CHECKING:  # what PostgresStore provides
         def _write(self, work: Callable[[Connection], T], *, tries: int = ...,
                    pipelined: bool = ..., retried: tuple[type[Exception], ...] = ...) -> T: ...
+
+        def _statement(self, work: Callable[[Connection], T], *, tries: int = ...,
+                       retried: tuple[type[Exception], ...] = ...) -> T: ...
+
+        def _cursor(self, conn: Connection) -> psycopg.Cursor[tuple[Any, ...]]: ...
 
     def register(
         self, registrations: Sequence[Registration], attempts: Sequence[AttemptRow] = ()
@@ -112,41 +127,49 @@ class PostgresRegistration:
         """Register retrievals and record failed attempts in ONE transaction, all of
         them or none; ids are assigned inside it, in the order given.
 
-        New sources are numbered last, with the COMMIT (see the module docstring)."""
-        # CPU work before the transaction: it holds locks.
+        New sources are numbered last, just before the commit (see the module
+        docstring). A unique violation (another writer registered one of the names
+        meanwhile) rolled it all back: it is run again, and then finds that source."""
+        # CPU work before the statement: its transaction holds locks.
         described = [json.dumps(_described(r), ensure_ascii=False) for r in registrations]
         failed = json.dumps([[a.kind, a.locator, a.status, a.message] for a in attempts],
                             ensure_ascii=False)
         rounds = _rounds(registrations) or [[]]
+        retried = (psycopg.errors.UniqueViolation,)
+        if len(rounds) == 1:  # one statement, its own transaction
+            return _answers(self._statement(lambda db: self._write_round(
+                self._cursor(db), registrations, described, utc_now(), failed,
+                self.lock_timeout).fetchall(), retried=retried))
 
         def work(db: Connection) -> list[psycopg.Cursor[Any]]:
             now = utc_now()
             return [self._write_round(db, [registrations[i] for i in batch],
                                       [described[i] for i in batch], now,
-                                      failed if n == len(rounds) - 1 else "[]")
+                                      failed if n == len(rounds) - 1 else "[]",
+                                      self.lock_timeout)
                     for n, batch in enumerate(rounds)]
 
-        # a unique violation: another writer registered one of the names meanwhile
-        done = self._write(work, pipelined=True, retried=(psycopg.errors.UniqueViolation,))
+        done = self._write(work, pipelined=True, retried=retried)
         # sent with the COMMIT, read once it is done
-        return [_stored(row) for cursor in done for row in cursor.fetchall()]
+        return [answer for cursor in done for answer in _answers(cursor.fetchall())]
 
     @staticmethod
-    def _write_round(db: Connection, registrations: Sequence[Registration],
-                     described: Sequence[str], now: str, failed: str) -> psycopg.Cursor[Any]:
+    def _write_round(db: Connection | psycopg.Cursor[tuple[Any, ...]],
+                     registrations: Sequence[Registration],
+                     described: Sequence[str], now: str, failed: str,
+                     lock_timeout: str) -> psycopg.Cursor[Any]:
         """Send one round of registrations (``described``: each one's JSON) and the
         failed attempts (JSON) to ``fetchledger_register``, the statement that numbers
-        its new sources last."""
+        its new sources last, on a connection or a cursor (binary) of one."""
         # the keys of its new sources until they are numbered: numbers no source has,
         # distinct between writers (a collision, once in 2**42, is a unique violation)
         key = secrets.randbelow(1 << 42) * _SPAN
         versions = [r.version for r in registrations]
         return db.execute(_REGISTER, (
-            key, now, "[" + ",".join(described) + "]", [v.text for v in versions],
-            [v.raw_compressed for v in versions],
-            [chunk for v in versions for chunk in v.chunks],
-            [n for n, v in enumerate(versions, start=1) for _ in v.chunks], failed),
-            binary=True)
+            lock_timeout, key, now, "[" + ",".join(described) + "]",
+            [v.text for v in versions], [v.raw_compressed for v in versions],
+            [chunk for v in versions for chunk in v.chunks], failed),
+            prepare=True, binary=True)
 
     @staticmethod
     def _insert_quotes(db: Connection, source_id: int, version_id: int,

@@ -3,17 +3,18 @@
 It implements :class:`fetchledger.store.protocol.Store` on psycopg 3 (no ORM),
 with the semantics of the SQLite store:
 
-- **Dense ids.** Registrations are written by one server-side statement per round
-  (:mod:`fetchledger.store.pg_register`, :mod:`fetchledger.store.pg_functions`) sent
-  with the COMMIT; it takes the ``counter`` row last, and only then writes the rows
-  that name a new source's id (nothing is renumbered). The unique names of ``alias``
-  decide who registers a canonical source first: the second writer's transaction is
-  rolled back and run again, and then reads the first one's id. A rollback or a
-  conflict consumes no id.
+- **Dense ids.** Registrations are written by one server-side statement
+  (:mod:`fetchledger.store.pg_register`, :mod:`fetchledger.store.pg_functions`), a
+  transaction of its own; it takes the ``counter`` row last, and only then writes the
+  rows that name a new source's id (nothing is renumbered). The unique names of
+  ``alias`` decide who registers a canonical source first: the second writer's
+  statement is rolled back and run again, and then reads the first one's id. A
+  rollback or a conflict consumes no id.
 - **One transaction per write**, at READ COMMITTED. A deadlock or
   serialization failure (the server rolled the whole transaction back) is
   retried; a connection lost mid-write is a LedgerUnavailable (exit 4): the
-  server rolled back, or committed all of it, never part.
+  server rolled back, or committed all of it, never part. A connection the server
+  closed while it was idle is found before a write is sent, and made again.
 - **Search** (:mod:`.search`): each indexed passage holds its stemmed words
   (:func:`fetchledger.text.passages.tokenize`, the scorer's own) as a
   ``tsvector`` with a GIN index; candidates are ordered by the IDF of the
@@ -29,6 +30,7 @@ from __future__ import annotations
 import functools
 import json
 import logging
+import select
 import threading
 import weakref
 import zlib
@@ -94,6 +96,7 @@ class _Held:
 
     def __init__(self, conn: Connection) -> None:
         self.conn = conn
+        self.cursor: psycopg.Cursor[tuple[Any, ...]] | None = None  # kept for writes
 
     def __del__(self) -> None:
         with suppress(Exception):
@@ -108,6 +111,7 @@ class PostgresStore(PostgresRegistration, PostgresBulk, WindowReads):
         self.url = url
         self.shown = shown_database_url(url)
         self.busy_timeout = busy_timeout
+        self.lock_timeout = f"{int(busy_timeout * 1000)}ms"  # each write's, set in it
         try:
             password = conninfo_to_dict(url).get("password")
         except psycopg.ProgrammingError as exc:
@@ -164,6 +168,27 @@ class PostgresStore(PostgresRegistration, PostgresBulk, WindowReads):
         with self._opened_lock:
             self._opened.add(held)
         return conn
+
+    def _sendable(self) -> Connection:
+        """This thread's connection, made again if the server closed it while idle (a
+        restart, ``pg_terminate_backend``, an idle timeout): an idle connection has
+        nothing to read but the server's goodbye (or a notice), so a write sent on it
+        afterwards is known not to have been cut off."""
+        conn = self._connection()
+        try:
+            while select.select([conn.fileno()], [], [], 0)[0]:
+                conn.pgconn.consume_input()  # raises once the server closed it
+        except psycopg.OperationalError:
+            return self._connection()  # the connection is closed: a new one
+        return conn
+
+    def _cursor(self, conn: Connection) -> psycopg.Cursor[tuple[Any, ...]]:
+        """A binary cursor of this thread's connection ``conn``, kept with it: a write
+        does not make one of its own each time."""
+        held: _Held = self._local.held
+        if held.cursor is None or held.cursor.connection is not conn:
+            held.cursor = conn.cursor(binary=True)
+        return held.cursor
 
     def _scrub(self, text: str) -> str:
         return text.replace(self._password, REDACTED) if self._password else text
@@ -227,6 +252,23 @@ class PostgresStore(PostgresRegistration, PostgresBulk, WindowReads):
                 rolled_back = isinstance(error.__cause__, (*_ROLLED_BACK, *retried))
                 lost_before = isinstance(error, LedgerUnavailable) and not began
                 if not (rolled_back or lost_before) or attempt == tries - 1:
+                    raise
+        raise AssertionError("unreachable")
+
+    def _statement(self, work: Callable[[Connection], T], *, tries: int = _WRITE_TRIES,
+                   retried: tuple[type[Exception], ...] = ()) -> T:
+        """``work``: ONE statement that writes, a transaction of its own (the
+        connection is in autocommit), so one round trip; tried again as ``_write``
+        does when the server rolled it back. A connection lost while the statement
+        ran is a LedgerUnavailable: the server rolled it back or committed it, whole."""
+        for attempt in range(tries):
+            conn = self._sendable()
+            try:
+                with self._errors():
+                    return work(conn)
+            except LedgerError as error:
+                if (not isinstance(error.__cause__, (*_ROLLED_BACK, *retried))
+                        or attempt == tries - 1):
                     raise
         raise AssertionError("unreachable")
 

@@ -80,9 +80,10 @@ def prepare(
         first, last = page_range
         if not document.pages:
             raise InvalidArgument("--pages applies to paged sources (PDF) only")
-        if first > len(document.pages):
-            raise InvalidArgument(
-                f"page {first} is past the end: the document has {len(document.pages)} pages")
+        for bound in (first, last):  # (a bound past the end was clipped silently)
+            if bound is not None and bound > len(document.pages):
+                raise InvalidArgument(f"page {bound} is past the end: the document has "
+                                      f"{len(document.pages)} pages")
         candidates = [p for p in passages if p.page is not None and p.page >= first
                       and (last is None or p.page <= last)]
     quotes = select_quotes(text, candidates, query, k, title=document.title)
