@@ -55,6 +55,9 @@ SHAPES: dict[str, list[str]] = {
         ["echo", "hooks.slack.com/services/" * (SIZE // 25)],
     "sh -c, 2,000 distinct Slack webhooks": ["sh", "-c", " ".join(
         f"curl https://hooks.slack.com/services/T0/B0/s{i:08d};" for i in range(SIZE // 50))],
+    "1,000 distinct private keys in one option": ["tool", "--note", "".join(
+        f"-----BEGIN RSA PRIVATE KEY-----\n{i:064d}\n-----END RSA PRIVATE KEY-----\n"
+        for i in range(SIZE // 126))],
 }
 _FRESH = itertools.count()
 _OLD_URL = re.compile(r"[a-zA-Z][a-zA-Z0-9+.-]*://[^\s'\"]+")  # before issue 13

@@ -3,7 +3,7 @@
 :func:`command_secrets._redact_script` splits a script in C
 (:func:`shellwords.script_words`), skips the words no rule can change with C-level
 passes and rebuilds it by replacing only the words that changed. These tests hold it
-to the straightforward way (:func:`command_secrets._redact_script_reference`: every
+to the straightforward way (``_redact_script_reference`` here: every
 simple command of :func:`shellwords.shell_commands` through ``_redact_words``, the
 script rebuilt word by word) on generated scripts, for every mark, values found
 included.
@@ -17,7 +17,8 @@ from hypothesis import strategies as st
 
 from fetchledger.identity import command_secrets as cs
 from fetchledger.identity.commands import command_locator
-from fetchledger.identity.secrets import keyed_mark, plain_mark
+from fetchledger.identity.secrets import Mark, keyed_mark, plain_mark, scrub
+from fetchledger.identity.shapes import redact_private_keys, redact_shapes
 from fetchledger.identity.shellwords import script_words, shell_commands
 
 # Words the rules treat each their own way (programs and their options, shells, split
@@ -70,13 +71,57 @@ def _script(draw: st.DrawFn, depth: int = 0) -> str:
 _MARKS = (plain_mark, keyed_mark(b"k" * 32))
 
 
+def _redact_script_reference(text: str, found: list[str], mark: Mark, depth: int) -> str:
+    """:func:`command_secrets._redact_script` the straightforward way (as it was
+    before it was cut for long scripts): every simple command of
+    :func:`.shellwords.shell_commands` through ``_redact_words``, then the script
+    rebuilt word by word."""
+    if not cs._could_hold_secrets(text):  # most scripts: one scan, no word loop
+        return text
+    start = len(found)
+    text = redact_private_keys(text, found, mark)  # (before its armour looks like `NAME: V`)
+    if "'" in text or '"' in text:  # quoted keyed values in the raw text (a heredoc's JSON)
+        cs._redact_quoted_values(text, found, mark)  # what they hold is scrubbed below
+    commands = shell_commands(text)
+    done: dict[tuple[str, ...], tuple[list[str], list[str]]] = {}  # a command seen before
+    redacted = []
+    for command in commands:
+        values = tuple(value for _, _, value in command)
+        again = done.get(values)
+        if again is None:
+            seen: list[str] = []
+            again = done[values] = (cs._redact_words(values, seen, mark, depth, shapes=False),
+                                    seen)
+        redacted.append(again[0])
+        found.extend(again[1])
+    if len(found) > start:  # a secret found anywhere, wherever it stands as (part of) a word
+        flat = [word for words in redacted for word in words]
+        scrubbed = iter(cs._scrub_marked(flat, found[start:], mark))
+        redacted = [[next(scrubbed) for _ in words] for words in redacted]
+    pieces: list[str] = []
+    last = 0
+    quote = cs._quote(mark)
+    quoted: dict[str, str] = {}  # each distinct word quoted once
+    for command, words in zip(commands, redacted, strict=True):
+        for (begin, end, value), clean in zip(command, words, strict=True):
+            if clean != value:
+                shown = quoted.get(clean)
+                if shown is None:
+                    shown = quoted[clean] = quote(clean)
+                pieces.extend((text[last:begin], shown))
+                last = end
+    pieces.append(text[last:])
+    rebuilt = redact_shapes("".join(pieces), found, mark)  # a token in a comment, a heredoc
+    return scrub(rebuilt, found[start:], mark) if len(found) > start else rebuilt
+
+
 def _both_ways(text: str) -> tuple[object, object]:
     fast = []
     for mark in (*_MARKS, cs.Recorder()):
         found: list[str] = []
         fast.append((cs._redact_script(text, found, mark, 0), found))
     with pytest.MonkeyPatch.context() as patched:
-        patched.setattr(cs, "_redact_script", cs._redact_script_reference)
+        patched.setattr(cs, "_redact_script", _redact_script_reference)
         reference = []
         for mark in (*_MARKS, cs.Recorder()):
             found = []

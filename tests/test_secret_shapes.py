@@ -90,6 +90,8 @@ TOKENS: dict[str, str] = {
     "Terraform Cloud": "Zx9Qw3Er7Ty1Ui.atlasv1." + _B + _B,
     "New Relic": "NRAK-" + "A1B2C3D4E5F6G7H8I9J0K1L2M3N",
     "Supabase": "sbp_" + _HEX + _HEX[:8],
+    "Twilio": "SK" + _HEX,
+    "Bitbucket": "ATBB" + _B,
 }
 
 
@@ -132,6 +134,8 @@ PAGES = [  # URLs of the same services that are pages, not credentials
     "https://core.telegram.org/bots/api", "https://api.telegram.org/",
     "https://hooks.zapier.com/", "https://learn.microsoft.com/en-us/microsoftteams/webhooks",
     "https://evilhooks.slack.com/services/T0/B0/NOTSLACK",  # not Slack's host
+    "https://github.com/o/r/settings/hooks/123456789", "https://react.dev/reference/react/hooks",
+    "https://docs.example.com/hooks/abcdefghijklmnopqrstuvwxyz",  # a slug: no digit in it
 ]
 
 
@@ -170,6 +174,8 @@ WEBHOOKS = {  # URL with {s} for the secret → the secret, and the display
     "nested twice": "https://h.example/cb?next=https%253A%252F%252Fdiscord.com%252Fapi"
                     "%252Fwebhooks%252F42%252F{s}",
     "a GitHub token as a path segment": "https://h.example/raw/{s}/file.txt",
+    "Mattermost (any host)": "https://chat.example.org/hooks/{s}",
+    "Rocket.Chat (any host)": "https://rc.example.org/hooks/{s}",
 }
 SECRET, OTHER = "wHs3cr3tV4lu3AbCdEf12", "wHs3cr3tV4lu3AbCdEf99"
 
@@ -179,6 +185,10 @@ def _secret_for(name: str, value: str) -> str:
         return "123456789:AA" + value  # the bot's id and its token: one credential
     if name.startswith(("Teams", "Office")):  # the connector id, its owner, a signature
         return f"{value}/0a1b2c3d-4444-5555-6666-777788889999/V2sig{value}"
+    if name.startswith("Mattermost"):  # 26 lowercase letters and digits
+        return (value.lower() + "abcdefgh")[:26]
+    if name.startswith("Rocket"):  # the integration's id and its token
+        return "AbCdEfGhIjKlMnOpQ/" + value + value
     if name.startswith("a GitHub"):
         return "ghp_" + value + value[:15]
     return value
@@ -353,3 +363,65 @@ def test_shape_redaction_is_linear(text: str) -> None:
     small, big = cpu_ms(text[: len(text) // 10]), cpu_ms(text)
     assert big <= 50, f"{big:.1f} ms of CPU for {len(text):,} characters"
     assert big <= 20 * max(small, 0.5), (small, big)
+
+
+# --- private keys -----------------------------------------------------------------------
+
+KEY_BODY = ("MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gunVTLw\n"
+            "7onLRnrq0/IzW7yWR7QkrmBL7jTKEn5u+qKhbwKfBstIs+bMY2Zkp18gnTxKLxoS2tFc\n"
+            "zGkPLPgizskuemMghRniWaoLcyehkd3qqGElvW/VDL5AaWTg0nLVkjRo9z+40RQzuVaE")
+PRIVATE_KEYS = {
+    "RSA": f"-----BEGIN RSA PRIVATE KEY-----\n{KEY_BODY}\n-----END RSA PRIVATE KEY-----",
+    "PKCS#8": f"-----BEGIN PRIVATE KEY-----\n{KEY_BODY}\n-----END PRIVATE KEY-----",
+    "OpenSSH": f"-----BEGIN OPENSSH PRIVATE KEY-----\n{KEY_BODY}\n"
+               "-----END OPENSSH PRIVATE KEY-----",
+    "encrypted": "-----BEGIN RSA PRIVATE KEY-----\nProc-Type: 4,ENCRYPTED\n"
+                 f"DEK-Info: AES-128-CBC,0F1E2D3C\n\n{KEY_BODY}\n-----END RSA PRIVATE KEY-----",
+    "PGP": f"-----BEGIN PGP PRIVATE KEY BLOCK-----\n\n{KEY_BODY}\n"
+           "-----END PGP PRIVATE KEY BLOCK-----",
+}
+_LINE = KEY_BODY.split("\n")[1]  # any line of the body is the secret too
+
+
+@pytest.mark.parametrize("kind", list(PRIVATE_KEYS))
+def test_a_private_key_is_redacted_wherever_it_is_carried(kind: str) -> None:
+    key = PRIVATE_KEYS[kind]
+    other = key.replace("MIIEow", "MIIEox")
+    for body, content_type in ((json.dumps({"note": key}), "application/json"),
+                               (f"note={key}", "application/x-www-form-urlencoded"),
+                               (key, "text/plain")):
+        assert _LINE in request_secrets("https://h.example/", (), body.encode(), content_type)
+        if content_type != "text/plain":
+            assert _LINE not in redact_body(body.encode(), content_type).decode()
+    for make in (lambda k: ["tool", "--note", k], lambda k: ["tool", f"--note={k}"],
+                 lambda k: ["sh", "-c", f"cat > id <<'EOF'\n{k}\nEOF"],
+                 lambda k: ["curl", "-d", json.dumps({"note": k}), "https://h.example/"]):
+        argv = make(key)
+        command = command_locator(argv, "/", key=KEY)
+        assert _LINE not in command.display and _LINE not in command.locator, argv
+        assert "-----REDACTED-----END " in command.display  # the armour lines stay
+        assert _LINE in command.secrets
+        assert command_locator(make(other), "/", key=KEY).locator != command.locator
+    echoed = f"you sent:\n{key}\nthanks"
+    assert _LINE not in scrub(echoed, request_secrets("https://h/", (), key.encode(),
+                                                      "text/plain"))
+
+
+@pytest.mark.parametrize("text", [
+    "-----BEGIN RSA PRIVATE KEY-----", "-----BEGIN PUBLIC KEY-----\nMIIBIjANBgkqhkiG9w0B\n"
+    "-----END PUBLIC KEY-----", "-----BEGIN CERTIFICATE-----\nMIIDdzCCAl+gAwIBAgIE\n"
+    "-----END CERTIFICATE-----", "-----BEGIN RSA PRIVATE KEY-----\n-----END RSA PRIVATE KEY-----",
+])
+def test_public_keys_certificates_and_empty_blocks_stay(text: str) -> None:
+    assert redact_shapes(text, [], lambda v: REDACTED) == text
+
+
+@pytest.mark.parametrize("text", [
+    "-----BEGIN RSA PRIVATE KEY-----" * 3_000 + "!-----END RSA PRIVATE KEY-----",
+    "-----BEGIN RSA PRIVATE KEY-----" * 3_000 + "-----END RSA PRIVATE KEY-----",
+    "-----BEGIN RSA PRIVATE KEY-----!" + "-----END " * 11_000,
+    ("-----BEGIN RSA PRIVATE KEY-----" + "QUFB" * 8 + "-----END RSA PRIVATE KEY-----") * 1_100,
+    "/hooks/" * 14_000, "SK " * 33_000,
+])
+def test_private_key_and_hook_redaction_is_linear(text: str) -> None:
+    test_shape_redaction_is_linear(text)

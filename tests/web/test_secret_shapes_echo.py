@@ -33,7 +33,11 @@ JWT = ("eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJlY2hvZWQtdXNlciJ9."
        "S1gn4tur3V4lu3S1gn4tur3V4lu3S1gn4tur3V4lu3")
 SLACK_TOKEN = "xoxb-123456789012-1234567890123-" + "Sl4ckB0tT0k3nV4lu3xyzAB"
 STRIPE = "sk_live_" + "Str1p3K3yV4lu3Str1p3K3y"
-ALL = (SLACK, SLACK_2, DISCORD, TELEGRAM, GITHUB, AWS, JWT, SLACK_TOKEN, STRIPE)
+MATTERMOST = "m4tt3rm0sth00kabcdefghijk"[:26].ljust(26, "x")
+KEY_LINE = "MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gunVTLw"
+PRIVATE_KEY = f"-----BEGIN OPENSSH PRIVATE KEY-----\n{KEY_LINE}\n-----END OPENSSH PRIVATE KEY-----"
+ALL = (SLACK, SLACK_2, DISCORD, TELEGRAM, GITHUB, AWS, JWT, SLACK_TOKEN, STRIPE, MATTERMOST,
+       KEY_LINE)
 
 
 @pytest.fixture
@@ -193,3 +197,17 @@ def test_curl_to_a_webhook_shows_and_stores_no_secret(
     assert _leaks(printed) == [] and b"REDACTED" in printed
     assert _leaks(_stored(ledger_path)) == []
     assert _leaks(_shown(run_cli, ledger_path, ids[:2], tmp_path)) == []
+
+
+def test_a_self_hosted_webhook_and_a_private_key_store_no_secret(
+        web: LoopbackServer, led: Ledger, ledger_path: Path, tmp_path: Path,
+        run_cli: object) -> None:
+    hook = led.http_request("POST", web.url(f"/hooks/{MATTERMOST}"),
+                            headers={"Content-Type": "application/json"},
+                            body=json.dumps({"text": "bees", "note": PRIVATE_KEY}))
+    assert MATTERMOST in web.hits[-1].path and KEY_LINE.encode() in web.hits[-1].body
+    assert "/hooks/REDACTED" in hook.source.locator and hook.warnings
+    ran = led.run(["printf", "%s\\n", PRIVATE_KEY])
+    assert "REDACTED" in ran.source.locator
+    assert _leaks(_stored(ledger_path)) == []
+    assert _leaks(_shown(run_cli, ledger_path, [hook.source.id, ran.source.id], tmp_path)) == []

@@ -499,7 +499,7 @@ class LoopbackServer(ThreadingHTTPServer):
             return _status
         if path.startswith("/versioned/"):
             return _versioned
-        if path.startswith(("/echo/", "/services/", "/api/webhooks/", "/bot")):
+        if path.startswith(("/echo/", "/services/", "/api/webhooks/", "/bot", "/hooks/")):
             return _echo  # capability URLs (webhooks, bots): the secret is in the path
         return ROUTES.get(path.split(";", 1)[0])  # path parameters (;jsessionid=) ignored
 

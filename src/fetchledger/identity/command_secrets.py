@@ -72,8 +72,8 @@ from .secrets import (
     scrub,
     spelled_forms,
 )
-from .shapes import may_hold_shapes, redact_shapes
-from .shellwords import ScriptWords, script_words, shell_commands
+from .shapes import may_hold_shapes, redact_private_keys, redact_shapes
+from .shellwords import ScriptWords, script_words
 
 __all__ = ["PROGRAM_OPTIONS", "Recorder", "Unrendered", "redact_argument", "redact_argv",
            "redact_argv_each", "redact_command_text", "redact_command_text_each"]
@@ -347,6 +347,8 @@ def _redact_words(words: Sequence[str], found: list[str], mark: Mark, depth: int
     done: set[int] = set()  # scripts: their shapes are marked by their own last pass
     previous: str | None = None
     for i, word in enumerate(words):
+        if "-----BEGIN" in word:  # a private key first: its armour looks like `NAME: V`
+            word = redact_private_keys(word, found, mark)
         simple = _plain_assignment(word, previous) if plain and "=" in word else None
         if simple is not None:  # most secrets of a long command: --NAME=V, NAME=V
             name, value = simple
@@ -549,13 +551,15 @@ def _secret_assignment(text: str) -> bool:
 
 def _redact_script(text: str, found: list[str], mark: Mark, depth: int) -> str:
     """``text`` (a shell script) with its secrets redacted word by word, its form kept;
-    the values removed are appended to ``found``. What :func:`_redact_script_reference`
-    gives, with the Python work per word of a long script cut: the script is split in C
-    (:func:`.shellwords.script_words`), the words that no rule can change are skipped
-    by C-level passes, and it is rebuilt by replacing only the words that changed."""
+    the values removed are appended to ``found``. What the straightforward way gives
+    (tests/test_secret_script_paths.py holds it to that), with the Python work per word
+    of a long script cut: the script is split in C (:func:`.shellwords.script_words`),
+    the words that no rule can change are skipped by C-level passes, and it is rebuilt
+    by replacing only the words that changed."""
     if not _could_hold_secrets(text):  # most scripts: one scan, no word loop
         return text
     start = len(found)
+    text = redact_private_keys(text, found, mark)  # (before its armour looks like `NAME: V`)
     if "'" in text or '"' in text:  # quoted keyed values in the raw text (a heredoc's JSON)
         _redact_quoted_values(text, found, mark)  # what they hold is scrubbed below
     script = script_words(text)
@@ -582,6 +586,7 @@ def _redact_script(text: str, found: list[str], mark: Mark, depth: int) -> str:
 _SPECIAL = _SHELLS | _PROGRAMS | _PLACED_WORDS
 _FEW_WORDS = 16  # a script of no more words: each command through _redact_words
 _HAS_SLASH = re.compile("/").search
+_KEY_ARMOUR = re.compile("-----BEGIN").search  # a private key's (see _redact_words)
 # ...and what makes the word after it need them: an option (--token, -u).
 _OPTION_START = re.compile("-").match
 
@@ -718,6 +723,7 @@ def _plan(values: Sequence[str], starts: Sequence[int]
         special.update(word for word in distinct if word[-1:] in _PLACED_ENDS)
     special.update(word for word in filter(_HAS_SLASH, distinct)
                    if word.rsplit("/", 1)[-1] in _SPECIAL)
+    special.update(filter(_KEY_ARMOUR, distinct))  # (its word is redacted first)
     if special:  # how many special words stand before each command: more before the next
         before = [0, *accumulate(map(special.__contains__, values))]
         at_starts = list(map(before.__getitem__, starts))
@@ -731,7 +737,7 @@ def _plan(values: Sequence[str], starts: Sequence[int]
     # commands that differ only in their bare values (sshpass -p V1 x, sshpass -p V2 y)
     holes: dict[str, object] = {}
     if len(rich) > _FEW_COMMANDS:
-        bare = set(filter(_BARE, distinct)) - _NOT_BARE
+        bare = set(filter(_BARE, distinct)) - _NOT_BARE - special
         if may_hold_shapes("\n".join(bare)):  # a token's shape is looked at (sh -c TOKEN)
             bare = {word for word in bare if not may_hold_shapes(word)}
         holes = dict.fromkeys(bare, _HOLE)
@@ -756,45 +762,3 @@ def _redact_plain_word(word: str, previous: str | None, found: list[str], mark: 
     if nested and (" " in word or "\n" in word or "\t" in word):
         return _redact_script(word, found, mark, depth + 1)  # watch 'cmd …'
     return word
-
-
-def _redact_script_reference(text: str, found: list[str], mark: Mark, depth: int) -> str:
-    """:func:`_redact_script` the straightforward way: every simple command of
-    :func:`.shellwords.shell_commands` through :func:`_redact_words`, then the script
-    rebuilt word by word. The tests compare the two on generated scripts."""
-    if not _could_hold_secrets(text):  # most scripts: one scan, no word loop
-        return text
-    start = len(found)
-    if "'" in text or '"' in text:  # quoted keyed values in the raw text (a heredoc's JSON)
-        _redact_quoted_values(text, found, mark)  # what they hold is scrubbed below
-    commands = shell_commands(text)
-    done: dict[tuple[str, ...], tuple[list[str], list[str]]] = {}  # a command seen before
-    redacted = []
-    for command in commands:
-        values = tuple(value for _, _, value in command)
-        again = done.get(values)
-        if again is None:
-            seen: list[str] = []
-            again = done[values] = (_redact_words(values, seen, mark, depth, shapes=False),
-                                    seen)
-        redacted.append(again[0])
-        found.extend(again[1])
-    if len(found) > start:  # a secret found anywhere, wherever it stands as (part of) a word
-        flat = [word for words in redacted for word in words]
-        scrubbed = iter(_scrub_marked(flat, found[start:], mark))
-        redacted = [[next(scrubbed) for _ in words] for words in redacted]
-    pieces: list[str] = []
-    last = 0
-    quote = _quote(mark)
-    quoted: dict[str, str] = {}  # each distinct word quoted once
-    for command, words in zip(commands, redacted, strict=True):
-        for (begin, end, value), clean in zip(command, words, strict=True):
-            if clean != value:
-                shown = quoted.get(clean)
-                if shown is None:
-                    shown = quoted[clean] = quote(clean)
-                pieces.extend((text[last:begin], shown))
-                last = end
-    pieces.append(text[last:])
-    rebuilt = redact_shapes("".join(pieces), found, mark)  # a token in a comment, a heredoc
-    return scrub(rebuilt, found[start:], mark) if len(found) > start else rebuilt

@@ -10,7 +10,8 @@ such name and are found by what they *look like*:
   Telegram bots (``api.telegram.org/botSECRET/method``, ``/file/botSECRET/…``),
   Microsoft Teams / Office 365 connectors (``…webhook.office.com/webhookb2/…/
   IncomingWebhook/SECRET``), Zapier catch hooks, IFTTT Maker keys, PagerDuty
-  integration keys and Datadog intake keys. The segment that is the secret is
+  integration keys and Datadog intake keys; on any host, the path shapes of
+  Mattermost and Rocket.Chat hooks. The segment that is the secret is
   marked; the ids around it (a Slack workspace, a Discord webhook id) stay shown;
 - **well-known token formats**, wherever a value is kept (a query value under a
   plain name, an argv word, a header value, a body field, a path segment):
@@ -19,7 +20,9 @@ such name and are found by what they *look like*:
   (:data:`TOKEN_FORMATS`). Each is a literal prefix and a body of a fixed
   alphabet with a minimum length, standing alone (no letter, digit, ``_`` or
   ``-`` just before it, no letter or digit just after it), so ordinary words
-  (``sk-learn``, ``risk-free``, ``ghp``) never match.
+  (``sk-learn``, ``risk-free``, ``ghp``) never match;
+- **private keys**: the body of a PEM or PGP private key block (the armour lines
+  stay).
 
 :func:`redact_shapes` replaces each one in a text by its mark (``REDACTED`` or a
 keyed mark: the identity tells two webhooks apart) and notes the value, to be
@@ -38,8 +41,8 @@ from urllib.parse import unquote
 
 import ahocorasick
 
-__all__ = ["TOKEN_FORMATS", "WEBHOOKS", "has_hint", "may_hold_shapes", "redact_shapes",
-           "shape_secrets"]
+__all__ = ["TOKEN_FORMATS", "WEBHOOKS", "has_hint", "may_hold_shapes", "redact_private_keys",
+           "redact_shapes", "shape_secrets"]
 
 _Mark = Callable[[str], str]  # .secrets.Mark (that module imports this one)
 
@@ -92,6 +95,8 @@ TOKEN_FORMATS: tuple[tuple[str, str], ...] = (
     ("Terraform Cloud token", r"[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_-]{60,}"),
     ("New Relic key", r"NRAK-[A-Z0-9]{27}"),
     ("Supabase token", r"sbp_[a-f0-9]{40}"),
+    ("Twilio API key", r"SK[0-9a-fA-F]{32}"),
+    ("Bitbucket app password", r"ATBB[A-Za-z0-9_=.-]{28,}"),
     ("Telegram bot token", r"[0-9]{8,10}(?::|%3[aA])AA[A-Za-z0-9_-]{33}"),
 )
 # A letter or digit just after a token makes it part of a longer word; so does one of
@@ -110,7 +115,7 @@ _TOKEN_HINTS: dict[str, int | None] = {
                      "shppa_", "shpss_", "hvs.", "hvb.", "hvr.", "dapi", "gsk_", "r8_",
                      "lin_api_", "PMAK-", "sk-or-v1-", "xai-", "pplx-", "key-", "sq0atp-",
                      "sq0csp-", "ATATT3", "sntryu_", "sntrys_", "ntn_", "HRKU-", "ops_eyJ",
-                     "dckr_pat_", "NRAK-", "sbp_"), 0),
+                     "dckr_pat_", "NRAK-", "sbp_", "SK", "ATBB"), 0),
     ".atlasv1.": 14,  # after the token's 14 first characters
     **{f"gl{kind}-": 0 for kind in ("pat", "dt", "rt", "ptt", "cbt", "imt", "agent", "soat",
                                      "oas", "ft", "ffct", "wt")},
@@ -156,12 +161,17 @@ WEBHOOKS: tuple[tuple[str, str, str], ...] = (
      rf"{_S}(?:integration|x-ere){_S}({_SECRET}){_END}"),
     ("Datadog intake key", r"datadoghq\.(?:com|eu)",
      rf"{_S}(?:api{_S})?v[0-9]+{_S}input{_S}({_SECRET}){_END}"),
+    # on any host (servers people run themselves): the path's shape alone
+    ("Mattermost incoming webhook", "",  # 26 lowercase letters and digits, a digit among them
+     rf"{_S}hooks{_S}((?=[a-z]{{0,25}}[0-9])[a-z0-9]{{26}}){_END}"),
+    ("Rocket.Chat incoming webhook", "",  # its integration id and token
+     rf"{_S}hooks{_S}([A-Za-z0-9]{{17}}{_S}[A-Za-z0-9]{{40,}}){_END}"),
 )
 # (where each host starts, lowercase: a webhook is tried only where one stands)
 _WEBHOOK_HINTS = ("hooks.slack", "discord", "api.telegram.org", "webhook.office.com",
                   "outlook.office", "hooks.zapier.com", "maker.ifttt.com",
-                  "events.pagerduty.com", "datadoghq.")
-_WEBHOOK_AT = re.compile("|".join(f"{_HOST_START}(?i:{host}){_PORT}{rest}"
+                  "events.pagerduty.com", "datadoghq.", "/hooks/", "%2fhooks%2f")
+_WEBHOOK_AT = re.compile("|".join(f"{_HOST_START}(?i:{host}){_PORT}{rest}" if host else rest
                                   for _, host, rest in WEBHOOKS))
 _LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
@@ -188,6 +198,7 @@ def _finders() -> tuple[ahocorasick.Automaton, ahocorasick.Automaton, ahocorasic
     for hint in _WEBHOOK_HINTS:
         hooks.add_word(hint, len(hint))
         either.add_word(hint, hint)
+    either.add_word("-----begin", "-----begin")  # a private key
     for automaton in (tokens, hooks, either):
         automaton.make_automaton()
     return tokens, hooks, either
@@ -271,10 +282,54 @@ def redact_shapes(text: str, found: list[str], mark: _Mark) -> str:
 
 def _redact(text: str, found: list[str], mark: _Mark) -> str:
     text = _each(text, _hook_starts(text), _WEBHOOK_AT, found, mark, None)
+    text = redact_private_keys(text, found, mark)
     starts = _token_starts(text)
     if starts is None:
         return _TOKEN_AT.sub(lambda m: _marked(m, found, mark, 0), text)
     return _each(text, starts, _TOKEN_AT, found, mark, 0)
+
+
+# A PEM (or PGP) private key: its armour lines stay, what is between them is the secret.
+_PEM_BEGIN = re.compile(r"-----BEGIN (?:[A-Z0-9]+ ){0,4}PRIVATE KEY(?: BLOCK)?-----")
+_PEM_END = "-----END "
+# what a key's body holds: base64, line breaks (also escaped, `\n` in JSON), armour
+# headers (`Proc-Type: 4,ENCRYPTED`), and the marks other rules left in it (a command
+# line's rules record values as NUL, \x03, a private-use character, NUL)
+_PEM_BODY = re.compile("[A-Za-z0-9+/=\\s\\\\:,.\\-\0\x03\U000f0000-\U0010ffff]*")
+
+
+def redact_private_keys(text: str, found: list[str], mark: _Mark) -> str:
+    """``text`` with the body of each private key block marked (its lines are noted in
+    ``found`` too: an echo may wrap them otherwise). Linear: each run of body characters
+    is scanned once however many ``BEGIN`` lines stand in it. (Command lines run this
+    before their other rules: a key's armour headers look like ``NAME: V``.)"""
+    if "-----BEGIN" not in text:
+        return text
+    pieces: list[str] = []
+    last = run_from = run_to = 0
+    end = -1
+    for begin in _PEM_BEGIN.finditer(text):
+        if begin.start() < last:
+            continue
+        if end < begin.end():  # the next END line (each one found once)
+            end = text.find(_PEM_END, begin.end())
+            if end < 0:
+                break
+        if not run_from <= begin.end() <= run_to:  # a new run of body characters
+            run_from, run_to = begin.end(), _PEM_BODY.match(text, begin.end()).end()  # type: ignore[union-attr]
+        if run_to < end:  # (before any copy of the body: a body is copied only once)
+            continue
+        body = text[begin.end():end]
+        if len(body.strip()) < 16:
+            continue
+        found.append(body.strip())
+        found.extend(line for line in re.split(r"\s+|\\n|\\r", body) if len(line) >= 16)
+        pieces.extend((text[last:begin.end()], mark(body.strip())))
+        last = end
+    if not pieces:
+        return text
+    pieces.append(text[last:])
+    return "".join(pieces)
 
 
 def _each(text: str, starts: list[int], pattern: re.Pattern[str], found: list[str],
