@@ -96,7 +96,7 @@ def test_an_old_ledger_keeps_its_ids_and_finds_them_under_the_new_identity(
     assert rows(path, "SELECT name FROM migration ORDER BY name") == [
         ("0001_initial",), ("0002_keyed_identity",), ("0005_search_hits",),
         ("0007_secret_rules",), ("0008_reading",), ("0010_credentials_not_identity",),
-        ("0011_nested_secrets",), ("0012_secret_shapes",)]
+        ("0011_nested_secrets",), ("0012_secret_shapes",), ("0014_shell_quoting",)]
     assert rows(path, "PRAGMA integrity_check") == [("ok",)]
 
 
@@ -249,5 +249,37 @@ def test_a_ledger_that_held_webhooks_and_tokens_in_clear_keeps_its_ids(
     for value in ("SL4CKS3CR3T0NE", "SL4CKS3CR3TTW0", token, "D1SC0RDS3CR3T"):
         for table, column in (("source", "locator"), ("source", "display"),
                               ("alias", "locator"), ("version", "meta"), ("attempt", "locator")):
+            for (stored,) in rows(ledger_path, f"SELECT {column} FROM {table}"):
+                assert value not in str(stored), (table, column, stored)
+
+
+@pytest.mark.both_backends
+def test_a_ledger_that_held_a_secret_named_with_shell_quoting_keeps_its_ids(
+        tmp_path: Path, ledger_path: LedgerLocation) -> None:
+    """Before the rule that a secret's name may be spelled with the shell's quoting,
+    ``sh -c 'x --tok\\en=V'`` kept V in its identity and display; migration 0014 finds
+    each such source again under its old id (two values stay two sources) and V leaves
+    the ledger."""
+    from fetchledger.identity.commands import command_locator
+
+    folder = tmp_path.resolve()
+    scripts = [["sh", "-c", "deploy --tok\\en=Qu0t3dV4lu3One"],
+               ["sh", "-c", "deploy --tok\\en=Qu0t3dV4lu3Two"],
+               ["sh", "-c", "export TO''KEN=Qu0t3dV4lu3Three"]]
+    with Ledger(ledger_path) as ledger:
+        key = ledger.identity_key
+        for argv in scripts:
+            locator = f"{shlex.join(argv)} (in {folder})"  # as the old rules stored it
+            ledger.register(Document(kind="command", locator=locator, display=locator,
+                                     text="Deployed.", raw=b"r", meta={"argv": argv}))
+    rows(ledger_path, "DELETE FROM migration WHERE name = '0014_shell_quoting'")
+    with Ledger(ledger_path) as ledger:
+        for n, argv in enumerate(scripts, start=1):
+            assert ledger.source_for(command_locator(argv, folder, key=key).locator).id == n
+        assert len(ledger.sources()) == 3
+        assert "REDACTED" in ledger.source(1).locator
+    for value in ("Qu0t3dV4lu3One", "Qu0t3dV4lu3Two", "Qu0t3dV4lu3Three"):
+        for table, column in (("source", "locator"), ("source", "display"),
+                              ("alias", "locator"), ("version", "meta")):
             for (stored,) in rows(ledger_path, f"SELECT {column} FROM {table}"):
                 assert value not in str(stored), (table, column, stored)

@@ -241,6 +241,34 @@ ADVERSARIAL = [
 ]
 
 
+# A secret's name spelled with the shell's quoting: the shell removes quotes and the
+# backslash of an escape, so the program sees `--token=V` (session 5).
+QUOTED_NAMES = [
+    ["sh", "-c", "x --tok\\en={v}"],
+    ["sh", "-c", "TOK\\EN={v} x"],
+    ["sh", "-c", "x --pass\\word {v}"],
+    ["sh", "-c", 'x --to""ken={v}'],
+    ["sh", "-c", "export TO''KEN={v}"],
+    ["bash", "-c", "x --api\\-key {v}"],
+    ["sh", "-c", "x --'api'_\"key\"={v}"],
+    ["sh", "-c", "sh -c \"x --tok\\\\en={v}\""],  # the inner script's escape
+    ["sh", "-c", "mysql -p\\{v} db"],
+]
+
+
+@pytest.mark.parametrize("argv", QUOTED_NAMES, ids=lambda argv: " ".join(argv)[:50])
+def test_a_secret_name_spelled_with_shell_quoting_is_redacted(argv: list[str]) -> None:
+    words = [word.format(v=V) for word in argv]
+    where = command_locator(words, key=KEY)
+    assert V not in where.display and V not in where.locator, where.display
+    assert V in where.secrets
+
+
+def test_quoting_outside_a_shell_is_the_program_s_own_word() -> None:
+    """Without a shell nothing removes the backslash: ``--tok\\en`` is not ``--token``."""
+    assert command_locator(["x", "--tok\\en=" + V], key=KEY).display.count(V) == 1
+
+
 @pytest.mark.parametrize("argv", ADVERSARIAL, ids=lambda argv: " ".join(argv)[:50])
 def test_adversarial_command_lines_are_redacted(argv: list[str]) -> None:
     words = [word.format(v=V) for word in argv]

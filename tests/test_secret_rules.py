@@ -192,7 +192,10 @@ _WORDS = ["sh", "bash", "-c", "-u", "--user", "me:pw", "--token", "t0k", "--toke
           "password:", "password", "=", "config", "set", "user.password", "secrets", "--body",
           "AUTH", "redis-cli", "export TOKEN=e1; x", "curl --token w2 x", "token:=j3",
           "api_key==k4", "X-Api-Key:", "CONFIG", "a b", "%3D",
-          "PASSWORD 'sq1'", "IDENTIFIED BY \"sq2\"", '{"password": "hd3"}', "<<EOF"]
+          "PASSWORD 'sq1'", "IDENTIFIED BY \"sq2\"", '{"password": "hd3"}', "<<EOF",
+          # a secret's name spelled with the shell's quoting (quotes, escaping backslashes)
+          "--tok\\en=b1", "TO''KEN=b2", '--pass""word', "PASS\\WORD=b3", "--api\\-key",
+          "se'c'ret=b4"]
 
 
 @settings(max_examples=300, deadline=None)

@@ -516,12 +516,28 @@ _PROGRAM_NAMES = frozenset({*_SHELLS, *PROGRAM_OPTIONS, *_VERB_SPELLINGS})
 _ENCODED_EQUALS = re.compile(r"%(?:25)*3[dD]")  # a query inside a value, encoded
 
 
+# What the shell removes from a word before a program sees it: quotes and the
+# backslash of an escape (`--tok\en=V`, `TO''KEN=V`, `--pass""word V` name a secret).
+_SHELL_QUOTING = re.compile(r"[\\'\"]")
+
+
 @lru_cache(maxsize=16)
 def _could_hold_secrets(text: str) -> bool:
     """False when no rule can redact anything in ``text`` (a script, or argv joined by
-    newlines): one scan instead of a rule per word, for almost every command. (Each test
-    below is skipped when the text lacks a character its pattern needs; the cheapest
-    that holds for most secret-bearing scripts first.)"""
+    newlines): one scan instead of a rule per word, for almost every command. The
+    scans read the text as written and, when it has quoting, as the shell reads its
+    words (quotes and escaping backslashes gone): a secret's name may be spelled
+    with either."""
+    if _could_hold_secrets_as_written(text):
+        return True
+    bare = _SHELL_QUOTING.sub("", text) if _SHELL_QUOTING.search(text) else text
+    return bare != text and _could_hold_secrets_as_written(bare)
+
+
+def _could_hold_secrets_as_written(text: str) -> bool:
+    """:func:`_could_hold_secrets` on ``text`` as it stands. (Each test below is skipped
+    when the text lacks a character its pattern needs; the cheapest that holds for most
+    secret-bearing scripts first.)"""
     if ":" in text or ("%" in text and _ENCODED_EQUALS.search(text)) or may_hold_shapes(text):
         return True  # (a token or webhook URL: one pass in C, before the scans below)
     if ("'" in text or '"' in text) and _SQL_PASSWORD.search(text):  # (a quote first: fast)

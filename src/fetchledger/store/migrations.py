@@ -178,6 +178,14 @@ def _secret_shapes(db: sqlite3.Connection) -> None:
     _reidentify(db, bytes(key))
 
 
+def _shell_quoting(db: sqlite3.Connection) -> None:
+    """Identities, displays and URLs brought under the rule that a secret's name may be
+    spelled with the shell's quoting (``sh -c 'x --tok\\en=V'``, ``TO''KEN=V``: the
+    value was stored in clear): such a source is found again under its old id."""
+    (key,) = db.execute("SELECT key FROM identity_key WHERE id = 1").fetchone()
+    _reidentify(db, bytes(key))
+
+
 def _reidentify(db: sqlite3.Connection, key: bytes) -> None:
     """Every stored identity, display, attempt locator and URL of version metadata
     under today's rules (:mod:`fetchledger.identity.upgrade`)."""
@@ -282,6 +290,7 @@ MIGRATIONS: tuple[tuple[str, Callable[[sqlite3.Connection], None]], ...] = (
     ("0010_credentials_not_identity", _credentials_not_identity),
     ("0011_nested_secrets", _nested_secrets),
     ("0012_secret_shapes", _secret_shapes),
+    ("0014_shell_quoting", _shell_quoting),
 )
 
 
@@ -514,4 +523,5 @@ POSTGRES_MIGRATIONS: tuple[tuple[str, Callable[[PgConnection], None]], ...] = (
     ("0011_nested_secrets", _postgres_nested_secrets),
     ("0012_secret_shapes", _postgres_nested_secrets),  # the same re-identification
     ("0013_register_statement", _postgres_register_statement),
+    ("0014_shell_quoting", _postgres_nested_secrets),  # the same re-identification
 )
