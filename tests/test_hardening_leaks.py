@@ -183,6 +183,21 @@ def _distinct_shapes(size: int) -> dict[str, list[str]]:
         "GitHub tokens as words": ["tool", *(f"ghp_{i:036d}" for i in range(size // 41))],
         "one URL of many Slack webhooks": ["curl", "https://h.example/p?" + "&".join(
             f"u{i}=https://hooks.slack.com/services/T0/B0/s{i:08d}" for i in range(size // 56))],
+        # issue 13, fourth pass: more scripts of thousands of distinct simple commands
+        "sh -c, curl -H 'Authorization: Bearer V'": ["sh", "-c", "; ".join(
+            f"curl -H 'Authorization: Bearer t{i:06d}' u" for i in range(size // 44))],
+        "sh -c, mysql -pV db": ["sh", "-c", "; ".join(f"mysql -pp{i:06d} db"
+                                                     for i in range(size // 20))],
+        "sh -c, tool --password V": ["sh", "-c", "; ".join(f"tool --password p{i:06d}"
+                                                          for i in range(size // 26))],
+        "sh -c, A_TOKEN=V B_KEY=V cmd": ["sh", "-c", "; ".join(
+            f"A_TOKEN=a{i:05d} B_KEY=b{i:05d} cmd" for i in range(size // 36))],
+        'sh -c, export TOKEN="V"': ["sh", "-c", "; ".join(f'export TOKEN="v{i:06d}"'
+                                                         for i in range(size // 23))],
+        "sh -c, JSON bodies": ["sh", "-c", "; ".join(
+            f"""curl -d '{{"token": "v{i:06d}"}}' u""" for i in range(size // 30))],
+        "sh -c \"sh -c '...'\"": ["sh", "-c", "sh -c \"sh -c '" + "; ".join(
+            f"export TOKEN={i:06d}" for i in range(size // 22)) + "'\""],
     }
 
 

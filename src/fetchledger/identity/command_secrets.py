@@ -40,10 +40,27 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections import deque
 from collections.abc import Callable, Collection, Sequence
 from functools import lru_cache
+from itertools import accumulate, compress, count
+from operator import itemgetter, lt, ne
+from typing import cast
 
+from .command_programs import (
+    _PROGRAMS,
+    _SHELLS,
+    _SPLIT,
+    _VERB_SPELLINGS,
+    PROGRAM_OPTIONS,
+    _positional_secrets,
+    _program_secrets,
+    _script_positions,
+)
 from .finder import finder as cached_finder
+from .recorder import MAX_NESTING as _MAX_NESTING
+from .recorder import WORD_BREAK as _WORD_BREAK
+from .recorder import Recorder, Unrendered
 from .secrets import (
     REDACTED,
     Mark,
@@ -56,7 +73,7 @@ from .secrets import (
     spelled_forms,
 )
 from .shapes import may_hold_shapes, redact_private_keys, redact_shapes
-from .shellwords import shell_commands
+from .shellwords import ScriptWords, script_words
 
 __all__ = ["PROGRAM_OPTIONS", "Recorder", "Unrendered", "redact_argument", "redact_argv",
            "redact_argv_each", "redact_command_text", "redact_command_text_each"]
@@ -69,43 +86,7 @@ _COLON_OPTION = re.compile(r"(?:-{1,2}|/)[^\W\d][\w.-]*")
 # scheme characters starts, so the search stays linear on long arguments.
 _URL = re.compile(r"(?<![a-zA-Z0-9+.-])[a-zA-Z][a-zA-Z0-9+.-]*://[^\s'\"]+")
 _USER_OPTIONS = frozenset({"-u", "--user", "--proxy-user", "-U"})
-_SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "yash", "posh"})
-_MAX_NESTING = 4  # sh -c "bash -c '...'" levels redacted word by word
 _MAX_INNER = 3  # --opt=name=value levels
-
-# Programs whose secret options have names that say nothing: program → option →
-# how its value is given ("attached": only as -pVALUE, since a lone -p asks for the
-# password and the next word is something else; "both": -p VALUE or -pVALUE). For
-# the registry clients the option is secret only after their `login` subcommand.
-_MYSQL = {"-p": "both"}  # a word after a lone -p: a password typed there, or a database
-_MONGO = {"-p": "both"}
-_LOGIN = {"-p": "both"}
-_LDAP = {"-w": "both"}
-PROGRAM_OPTIONS: dict[str, dict[str, str]] = {
-    **dict.fromkeys(("mysql", "mysqldump", "mysqladmin", "mysqlimport", "mysqlshow",
-                     "mysqlcheck", "mysqlpump", "mariadb", "mariadb-dump"), _MYSQL),
-    **dict.fromkeys(("mongo", "mongosh", "mongodump", "mongorestore", "mongoexport",
-                     "mongoimport"), _MONGO),
-    **dict.fromkeys(("ldapsearch", "ldapadd", "ldapmodify", "ldapdelete", "ldapwhoami",
-                     "ldappasswd"), _LDAP),
-    "sshpass": {"-p": "both"},
-    "redis-cli": {"-a": "both", "AUTH": "rest", "auth": "rest"},  # AUTH [user] password
-    "sqlcmd": {"-P": "both"},
-    "bcp": {"-P": "both"},
-    "openssl": {"-passin": "separate", "-passout": "separate", "-pass": "separate",
-                "-k": "separate"},
-    # -b: a cookie string (a=1; b=2), without `=` a file name; -E/--cert FILE:PASSWORD
-    "curl": {"-b": "cookies", "-E": "after-colon", "--cert": "after-colon",
-             "--proxy-cert": "after-colon"},
-    "az": {"-p": "separate"},  # az login -u NAME -p PASSWORD
-    "vault": {"login": "positional"},  # vault login TOKEN
-    **dict.fromkeys(("docker", "podman", "nerdctl", "buildah", "skopeo", "helm", "oras",
-                     "crane", "regctl"), _LOGIN),
-}
-_PROGRAMS = frozenset(PROGRAM_OPTIONS)
-_NEEDS_LOGIN = frozenset({"docker", "podman", "nerdctl", "buildah", "skopeo", "helm", "oras",
-                          "crane", "regctl"})
-
 
 def _redact_url(url: str, found: list[str], mark: Mark) -> str:
     head, sep, query = url.partition("?")
@@ -250,10 +231,13 @@ def _redact_embedded(argument: str, found: list[str], mark: Mark) -> str:
 
 # A secret-like name, then (optionally its closing quote and bracket) `:` or `=`,
 # then an opening quote: `"api_key": "`, `TOKEN = '`, `environ['TOKEN']='`.
-_KEYED_QUOTE = re.compile(r"(?<![\w.-])([^\W\d][\w.-]*)"
+# (One look-behind for both; the name possessive: what follows a name is never one of
+# its characters, so giving some back never matches. The same matches, in about half
+# the time of a look-behind in each and a name given back character by character.)
+_KEYED_QUOTE = re.compile(r"(?<![\w.-])(?:([^\W\d][\w.-]*+)"
                           r"""(["']?\]?\s*[:=]\s*)(["'])"""
                           # SQL: ALTER USER x WITH PASSWORD 'V', CREATE USER x IDENTIFIED BY 'V'
-                          r"|(?<![\w.-])((?i:password|passwd|identified\s+by))(\s+)([\"'])")
+                          r"|((?i:password|passwd|identified\s+by))(\s+)([\"']))")
 _SQL_PASSWORD = re.compile(r"(?i:password|passwd|identified\s+by)\s+[\"']")
 
 
@@ -342,16 +326,21 @@ def _each(redact: Callable[[Mark, list[str]], list[str]], marks: Sequence[Mark],
     return rendered
 
 
-def _redact_words(words: Sequence[str], found: list[str], mark: Mark, depth: int, *,
-                  shapes: bool = True) -> list[str]:
+def _redact_words(words: Sequence[str], found: list[str], mark: Mark, depth: int,
+                  ends: list[int] | None = None, *, shapes: bool = True) -> list[str]:
+    """Each word of one simple command redacted (see :func:`redact_argument` and the
+    rules by position, program and script; without ``shapes``, tokens known by their
+    shape are left to the caller); the values removed are appended to ``found``, and
+    ``len(found)`` after each word to ``ends`` when it is given."""
     # each distinct word once (a short command: as it is), for the three tests below
     programs: Collection[str] = set(words) if len(words) > 8 else words
     if "/" in "".join(programs):
         programs = {*programs, *(word.rsplit("/", 1)[-1] for word in programs if "/" in word)}
     scripts = _script_positions(words) if not _SHELLS.isdisjoint(programs) else _NO_SCRIPTS
     options = _program_secrets(words) if not _PROGRAMS.isdisjoint(programs) else _NO_OPTIONS
-    if any(map(_placed, programs)):
-        options = {**_positional_secrets(words), **options}
+    if not _PLACED_WORDS.isdisjoint(programs) \
+            or not _PLACED_ENDS.isdisjoint(map(_LAST_CHARACTER, programs)):
+        options = {**_positional_secrets(words), **options}  # (a word _placed names)
     plain = not scripts and not options  # then NAME=V may take the short way
     nested = depth < _MAX_NESTING
     redacted = []
@@ -373,8 +362,14 @@ def _redact_words(words: Sequence[str], found: list[str], mark: Mark, depth: int
             _found(found, value)
             if value.startswith("pass:"):  # openssl -pass pass:PASSWORD
                 found.append(value[5:])
-            found.extend(cookie.partition("=")[2] for cookie in value.split(";"))
+            if ";" in value:
+                found.extend(cookie.partition("=")[2] for cookie in value.split(";"))
+            else:
+                found.append(value.partition("=")[2])
             redacted.append(prefix + mark(value))
+        elif _ACTIVE(word) is None and not word.startswith("-u") \
+                and (previous is None or previous[:1] != "-"):
+            redacted.append(word)  # no rule can change it (a test runs them all to check)
         elif _may_hold_secret(word, previous):
             clean = redact_argument(word, previous, found, mark)
             if clean == word and nested and _blank(word):
@@ -387,6 +382,8 @@ def _redact_words(words: Sequence[str], found: list[str], mark: Mark, depth: int
         else:
             redacted.append(word)
         previous = word
+        if ends is not None:
+            ends.append(len(found))
     if not shapes:  # a script's words: its last pass marks the shapes in its whole text
         return redacted
     return _shapes_marked(redacted, found, mark, done)
@@ -433,96 +430,18 @@ def _plain_assignment(word: str, previous: str | None) -> tuple[str, str] | None
     return match.group(1), match.group(2)
 
 
-@lru_cache(maxsize=4096)
-def _placed(word: str) -> bool:
-    """Whether ``word`` can make the next one a secret by where it stands."""
-    return word in _SPLIT or word[-1:] in (":", "=") or word in _VERB_SPELLINGS
-
-
 def _blank(word: str) -> bool:
     return " " in word or "\n" in word or "\t" in word
 
 
-# Words that name the word after them a secret, by where they stand:
-# `NAME = V`, `NAME : V` and `NAME: V`, `NAME= V` (split over words); `git config
-# user.password V`, `aws configure set aws_secret_access_key V` (a secret-like setting
-# after a setting verb); and in a secrets command (`gh secret set NAME --body V`,
-# `doppler secrets set NAME V`, `flyctl secrets set NAME=V`) every value it sets.
-_SPLIT = frozenset({"=", ":", "==", ":="})
-_SETTING_VERBS = frozenset({"config", "configure", "set", "config:set", "setx"})
-_SECRET_COMMANDS = frozenset({"secret", "secrets", "config:set"})  # heroku, dokku config:set
-_VERBS = _SETTING_VERBS | _SECRET_COMMANDS
-_VERB_SPELLINGS = frozenset(spelled for verb in _VERBS  # redis-cli CONFIG SET, Set
-                            for spelled in (verb, verb.upper(), verb.title()))
-_SECRET_COMMAND_OPTIONS = frozenset({"--value", "--body", "-b", "--data", "--secret"})
-_BARE_NAME = re.compile(r"-{0,2}[^\W\d][\w.-]*")
-
-
-def _bare_secret(name: str) -> bool:
-    return bool(_BARE_NAME.fullmatch(name)) and is_secret_name(name)
-
-
-def _positional_secrets(words: Sequence[str]) -> dict[int, str]:
-    """Index → the prefix kept (``""`` or ``NAME=``), for each word that is a secret by
-    where it stands (see :data:`_SPLIT`)."""
-    values: dict[int, str] = {}
-    setting = secret_command = False
-    for i, word in enumerate(words[:-1]):
-        lowered = word.lower()
-        if word in _VERB_SPELLINGS:
-            setting = setting or lowered in _SETTING_VERBS
-            secret_command = secret_command or lowered in _SECRET_COMMANDS
-            continue
-        after = words[i + 1]
-        if after.startswith("-") and len(after) > 1:
-            continue  # an option, not a value
-        split = (word in _SPLIT and i > 0 and _bare_secret(words[i - 1])) or (
-            len(word) > 1 and word.endswith((":", "=")) and _bare_secret(word.rstrip(":=")))
-        set_here = setting and not word.startswith("-") and (
-            is_secret_name(word) or (secret_command and words[i - 1] in _VERB_SPELLINGS))
-        if split or set_here or (secret_command and word in _SECRET_COMMAND_OPTIONS):
-            values[i + 1] = ""
-    if secret_command:
-        for i, word in enumerate(words):
-            name, equals, value = word.partition("=")
-            if equals and value and _BARE_NAME.fullmatch(name) and not name.startswith("-"):
-                values.setdefault(i, name + "=")
-    return values
-
-
-def _program_secrets(words: Sequence[str]) -> dict[int, str]:
-    """Index → the option prefix kept, for each word that is (or ends in) the value of
-    a well-known program's secret option (:data:`PROGRAM_OPTIONS`)."""
-    values: dict[int, str] = {}
-    options: dict[str, str] = {}
-    waiting_login = False
-    for i, word in enumerate(words):
-        program = word.rsplit("/", 1)[-1]
-        if program in PROGRAM_OPTIONS:
-            options, waiting_login = PROGRAM_OPTIONS[program], program in _NEEDS_LOGIN
-            continue
-        if waiting_login:
-            waiting_login = word != "login"
-            continue
-        if not options or i in values:
-            continue
-        for option, form in options.items():
-            if word == option and form == "rest":  # every word after it
-                values.update(dict.fromkeys(range(i + 1, len(words)), ""))
-            elif word == option and form == "after-colon" and i + 1 < len(words):
-                head, colon, tail = words[i + 1].partition(":")
-                if colon and tail and not head.endswith(("\\", "/")) and len(head) != 1:
-                    values[i + 1] = head + ":"  # (not a Windows drive letter)
-            elif word == option and form == "positional" and i + 1 < len(words):
-                if not words[i + 1].startswith("-"):
-                    values[i + 1] = ""
-            elif word == option and form != "attached" and i + 1 < len(words):
-                if form != "cookies" or "=" in words[i + 1]:
-                    values[i + 1] = ""
-            elif word.startswith(option) and len(word) > len(option) \
-                    and form in ("both", "attached") and word[len(option)] != "-":
-                values[i] = option
-    return values
+_PLACED_WORDS = _SPLIT | _VERB_SPELLINGS  # what _placed names, with...
+_PLACED_ENDS = frozenset(":=")  # ...a word ending in `:` or `=`
+_LAST_CHARACTER = itemgetter(slice(-1, None))
+# What makes a word need the rules, whatever stands before it, when no option before it
+# makes it a secret (see _may_hold_secret and _plain_assignment; blanks: a script
+# inside): one of these characters, or a start of -u (-uUSER:PW, tested apart: an
+# alternation with `\A` costs a try at every character of a long word)
+_ACTIVE = re.compile(r"[=:%'\" \n\t]").search
 
 
 def _may_hold_secret(word: str, previous: str | None) -> bool:
@@ -539,149 +458,21 @@ def _may_hold_secret(word: str, previous: str | None) -> bool:
             or any(c in name for c in "&?;#'\"[ "))
 
 
-def _script_positions(words: Sequence[str]) -> set[int]:
-    """Indexes of the words that are shell scripts: the first operand after a ``-c``
-    option (``-c``, ``-ec``, ``-lc``...) of a shell (``sh``, ``bash``, ...)."""
-    positions: set[int] = set()
-    shell_at: int | None = None
-    command_flag = False
-    skip_value = False
-    for i, word in enumerate(words):
-        if skip_value:
-            skip_value = False
-            continue
-        if shell_at is None:
-            if word.rsplit("/", 1)[-1] in _SHELLS:
-                shell_at, command_flag = i, False
-            continue
-        if word == "--":  # the end of the shell's options
-            continue
-        if word.startswith(("-", "+")) and len(word) > 1:
-            command_flag = command_flag or (word[0] == "-" and not word.startswith("--")
-                                            and "c" in word[1:])
-            skip_value = word in ("-o", "+o", "-O", "+O")
-            continue
-        if command_flag:
-            positions.add(i)
-        shell_at = None  # the shell's operands start here; look for another shell after
-    return positions
+_FEW = 8  # values tested one by one before an automaton is built for them
 
 
 def _scrub_marked(words: list[str], found: list[str], mark: Mark) -> list[str]:
     forms = spelled_forms(found)
     if not forms:
         return words
-    finder = cached_finder(tuple(forms))
     # one pass over every word: argv holds no NUL, and no mark holds this separator
     joined = _WORD_BREAK.join(words)
+    if len(forms) <= _FEW and not any(form in joined for form in forms):
+        return words  # (mostly: each value stands in a word that is marked now)
+    finder = cached_finder(tuple(forms))
     if joined.count(_WORD_BREAK) != len(words) - 1:
         return [finder.sub(w, lambda value: mark(forms[value])) for w in words]
     return finder.sub(joined, lambda value: mark(forms[value])).split(_WORD_BREAK)
-
-
-# --- one pass of the rules for every mark ----------------------------------------------
-#
-# A command's display (REDACTED), identity (keyed marks) and secrets are one redaction
-# rendered with two marks. The rules run once with a Recorder as the mark: each value
-# becomes a slot that no rule can take for a secret (NUL, a control character and a
-# private-use character, NUL: a secret holds no NUL, and none is so short and bare),
-# and each word a script has to quote is wrapped, since its quoting depends on the mark.
-
-_WORD_BREAK = "\0\x06\0"
-_OPEN, _CLOSE = "\0\x01\0", "\0\x02\0"  # a word to shell-quote once its marks are in
-_SLOT = re.compile("\0\x03([\U000f0000-\U0010ffff])\0")
-_SLOTS = 0x10FFFF - 0xF0000
-# What shlex.quote quotes, outside slots: a private-use character or \x03 not in a slot
-# counts too (the input may hold them; a slot is NUL, \x03, one of them, NUL).
-_UNSAFE_OUTSIDE_SLOTS = re.compile("[^\\w@%+=:,./\\-\0\x03\U000f0000-\U0010ffff]"
-                                   "|(?<!\0)\x03|(?<!\x03)[\U000f0000-\U0010ffff]"
-                                   "|(?<![\U000f0000-\U0010ffff])\0(?!\x03)",
-                                   re.ASCII).search
-_QUOTE_WRAPPED = re.compile("\0\x01\0([^\0]*)\0\x02\0")
-# A word whose quoting only its marks decide (the rest is safe, no script inside)
-_OPEN_PLAIN, _CLOSE_PLAIN = "\0\x07\0", "\0\x08\0"
-_PLAIN_WRAPPED = re.compile("\0\x07\0([^\0]*)\0\x08\0")
-_UNSAFE = re.compile(r"[^\w@%+=:,./-]", re.ASCII).search  # what shlex.quote quotes
-
-
-class Unrendered(Exception):
-    """A recorded value that did not render: the caller runs the rules again."""
-
-
-class Recorder:
-    """A mark that records the values it is given (see above); :meth:`render` then puts
-    any mark in their places."""
-
-    def __init__(self) -> None:
-        self.values: list[str] = []
-        self._slots: dict[str, str] = {}
-
-    def __call__(self, value: str) -> str:
-        slot = self._slots.get(value)
-        if slot is None:  # NUL, a private-use character that numbers the value, NUL
-            if len(self.values) >= _SLOTS:
-                raise Unrendered  # more distinct values than slots: the rules run per mark
-            slot = self._slots[value] = f"\0\x03{chr(0xF0000 + len(self.values))}\0"
-            self.values.append(value)
-        return slot
-
-    @staticmethod
-    def quote(word: str) -> str:
-        """``word`` shell-quoted as :func:`shlex.quote` will quote it once its marks are
-        in: now, when the rest of it needs quotes anyway (a mark holds no quote);
-        else wrapped, to be quoted (or not) by :meth:`render`."""
-        if _OPEN in word or _OPEN_PLAIN in word:  # a script inside: quoted last
-            return _OPEN + word + _CLOSE
-        if not word:
-            return "''"
-        if _UNSAFE_OUTSIDE_SLOTS(word):
-            return "'" + word.replace("'", "'\"'\"'") + "'"
-        if "\0\x03" not in word:  # no mark in it: as shlex.quote leaves a safe word
-            return word
-        return _OPEN_PLAIN + word + _CLOSE_PLAIN  # quoted iff a mark in it needs quotes
-
-    def render(self, text: str, mark: Mark) -> str | None:
-        """``text`` with each slot as ``mark`` of its value (a value holding slots is
-        rendered first) and each wrapped word shell-quoted; None if anything is left
-        that is not what a rule wrote (the caller then runs the rules with ``mark``)."""
-        if "\0" not in text:
-            return text
-        if mark is plain_mark:  # REDACTED: no word with it needs quotes for it
-            text = _PLAIN_WRAPPED.sub(r"\1", _SLOT.sub(REDACTED, text))
-        else:  # split at the slots: text, slot, text, ...; one mark per distinct value
-            parts = _SLOT.split(text)
-            slots = parts[1::2]
-            marks: dict[str, str] = {}
-            for slot in set(slots):
-                value = self.values[ord(slot) - 0xF0000]
-                inner = self.render(value, mark) if "\0" in value else value
-                if inner is None:
-                    return None
-                marks[slot] = mark(inner)
-            parts[1::2] = map(marks.__getitem__, slots)
-            text = "".join(parts)
-            if _OPEN_PLAIN in text and all("~" in m or _UNSAFE(m) for m in marks.values()):
-                text = _PLAIN_WRAPPED.sub(r"'\1'", text)  # each has a mark: each quoted
-            elif _OPEN_PLAIN in text:
-                text = _PLAIN_WRAPPED.sub(lambda m: shlex.quote(m.group(1)), text)
-        quoted: dict[str, str] = {}
-
-        def quote(match: re.Match[str]) -> str:
-            word = match.group(1)
-            done = quoted.get(word)
-            if done is None:
-                done = quoted[word] = shlex.quote(word)
-            return done
-
-        for _ in range(_MAX_NESTING + 2):  # innermost first: a script inside a script
-            if _OPEN not in text:
-                break
-            text = _QUOTE_WRAPPED.sub(quote, text)
-        return None if "\0" in text.replace(_WORD_BREAK, "") else text
-
-    def render_words(self, words: Sequence[str], mark: Mark) -> list[str] | None:
-        joined = self.render(_WORD_BREAK.join(words), mark)
-        return None if joined is None else joined.split(_WORD_BREAK)
 
 
 def _quote(mark: Mark) -> Callable[[str], str]:
@@ -728,54 +519,246 @@ _ENCODED_EQUALS = re.compile(r"%(?:25)*3[dD]")  # a query inside a value, encode
 @lru_cache(maxsize=16)
 def _could_hold_secrets(text: str) -> bool:
     """False when no rule can redact anything in ``text`` (a script, or argv joined by
-    newlines): one scan instead of a rule per word, for almost every command."""
-    if ":" in text or _ENCODED_EQUALS.search(text) or may_hold_shapes(text):
+    newlines): one scan instead of a rule per word, for almost every command. (Each test
+    below is skipped when the text lacks a character its pattern needs; the cheapest
+    that holds for most secret-bearing scripts first.)"""
+    if ":" in text or ("%" in text and _ENCODED_EQUALS.search(text)) or may_hold_shapes(text):
         return True  # (a token or webhook URL: one pass in C, before the scans below)
     if ("'" in text or '"' in text) and _SQL_PASSWORD.search(text):  # (a quote first: fast)
         return True
-    if any(map(is_secret_name, _ASSIGNED_NAME.findall(text))):  # stops at the first
+    if "=" in text and _secret_assignment(text):
         return True
-    if any(option in _USER_OPTIONS or option.startswith("-u") or _takes_secret(option)
-           for option in set(_OPTION_WORD.findall(text))):
+    if not _PROGRAM_NAMES.isdisjoint(_GATE_WORD.findall(text)):
         return True
-    return not _PROGRAM_NAMES.isdisjoint(_GATE_WORD.findall(text))
+    return "-" in text and any(
+        option in _USER_OPTIONS or option.startswith("-u") or _takes_secret(option)
+        for option in set(_OPTION_WORD.findall(text)))
+
+
+def _secret_assignment(text: str) -> bool:
+    """Whether a name assigned in ``text`` is secret-like: the first few assignments one
+    by one (a script that sets a secret mostly does so early), then the rest at once."""
+    at = 0
+    for _ in range(4):
+        match = _ASSIGNED_NAME.search(text, at)
+        if match is None:
+            return False
+        if is_secret_name(match.group(1)):
+            return True
+        at = match.end()
+    return any(map(is_secret_name, _ASSIGNED_NAME.findall(text, at)))
 
 
 def _redact_script(text: str, found: list[str], mark: Mark, depth: int) -> str:
+    """``text`` (a shell script) with its secrets redacted word by word, its form kept;
+    the values removed are appended to ``found``. What the straightforward way gives
+    (tests/test_secret_script_paths.py holds it to that), with the Python work per word
+    of a long script cut: the script is split in C (:func:`.shellwords.script_words`),
+    the words that no rule can change are skipped by C-level passes, and it is rebuilt
+    by replacing only the words that changed."""
     if not _could_hold_secrets(text):  # most scripts: one scan, no word loop
         return text
     start = len(found)
     text = redact_private_keys(text, found, mark)  # (before its armour looks like `NAME: V`)
     if "'" in text or '"' in text:  # quoted keyed values in the raw text (a heredoc's JSON)
         _redact_quoted_values(text, found, mark)  # what they hold is scrubbed below
-    commands = shell_commands(text)
-    done: dict[tuple[str, ...], tuple[list[str], list[str]]] = {}  # a command seen before
-    redacted = []
-    for command in commands:
-        values = tuple(value for _, _, value in command)
-        again = done.get(values)
-        if again is None:
-            seen: list[str] = []
-            again = done[values] = (_redact_words(values, seen, mark, depth, shapes=False),
-                                    seen)
-        redacted.append(again[0])
-        found.extend(again[1])
+    script = script_words(text)
+    values = script.values
+    cleans = _redact_commands(script, found, mark, depth)
     if len(found) > start:  # a secret found anywhere, wherever it stands as (part of) a word
-        flat = [word for words in redacted for word in words]
-        scrubbed = iter(_scrub_marked(flat, found[start:], mark))
-        redacted = [[next(scrubbed) for _ in words] for words in redacted]
-    pieces: list[str] = []
-    last = 0
-    quote = _quote(mark)
-    quoted: dict[str, str] = {}  # each distinct word quoted once
-    for command, words in zip(commands, redacted, strict=True):
-        for (begin, end, value), clean in zip(command, words, strict=True):
-            if clean != value:
-                shown = quoted.get(clean)
-                if shown is None:
-                    shown = quoted[clean] = quote(clean)
-                pieces.extend((text[last:begin], shown))
-                last = end
-    pieces.append(text[last:])
-    rebuilt = redact_shapes("".join(pieces), found, mark)  # a token in a comment, a heredoc
-    return scrub(rebuilt, found[start:], mark) if len(found) > start else rebuilt
+        cleans = _scrub_marked(cleans, found[start:], mark)
+    changed = list(compress(count(), map(ne, values, cleans)))
+    if changed:  # each word that changed in its place, quoted (each distinct word once)
+        parts = list(script.parts)
+        clean = list(map(cleans.__getitem__, changed))
+        distinct = set(clean)
+        quoted = dict(zip(distinct, map(_quote(mark), distinct), strict=True))
+        deque(map(parts.__setitem__, [2 * i + 1 for i in changed],
+                  map(quoted.__getitem__, clean)), maxlen=0)
+        text = "".join(parts)
+    text = redact_shapes(text, found, mark)  # a token in a comment, a heredoc
+    return scrub(text, found[start:], mark) if len(found) > start else text
+
+
+# Words that make a simple command more than a list of words: a shell (its script), a
+# program with secret options, or a word that names the next one a secret by where it
+# stands (also as the last part of a path: /usr/bin/mysql).
+_SPECIAL = _SHELLS | _PROGRAMS | _PLACED_WORDS
+_FEW_WORDS = 16  # a script of no more words: each command through _redact_words
+_HAS_SLASH = re.compile("/").search
+_KEY_ARMOUR = re.compile("-----BEGIN").search  # a private key's (see _redact_words)
+# ...and what makes the word after it need them: an option (--token, -u).
+_OPTION_START = re.compile("-").match
+
+
+def _redact_commands(script: ScriptWords, found: list[str], mark: Mark, depth: int
+                     ) -> list[str]:
+    """Each word of ``script`` redacted as :func:`_redact_words` redacts it in its simple
+    command: a command holding a special word (:data:`_SPECIAL`) through it (each
+    distinct one once, each kind of them once: :func:`_template`), the others word by
+    word, only the words that a rule can change."""
+    values, starts = script.values, script.starts
+    cleans = list(values)
+    commands = len(starts) - 1
+    rich, need, holes = _plan(values, starts)
+    first = set(starts)
+    nested = depth < _MAX_NESTING
+    done: dict[tuple[str, ...], tuple[list[str], list[str]]] = {}  # a command seen before
+    templates: dict[tuple[object, ...], object] = {}  # a _Template, or None
+    reused = 0
+    at = 0
+    for command in rich:
+        begin = starts[command]
+        i = need[at]
+        while i < begin:
+            cleans[i] = _redact_plain_word(values[i], None if i in first else values[i - 1],
+                                           found, mark, depth, nested)
+            at += 1
+            i = need[at]
+        if command == commands:
+            break
+        end = starts[command + 1]
+        words = values[begin:end]
+        key = tuple(map(holes.get, words, words)) if holes else words
+        template = templates.get(key, _UNSEEN) if key != words else None
+        if template is _UNSEEN:  # the first of its kind: run, and keep what it shows
+            mark_at = len(found)
+            word_ends: list[int] = []
+            cleans[begin:end] = redacted = _redact_words(words, found, mark, depth,
+                                                         word_ends, shapes=False)
+            templates[key] = _template(words, key, redacted, found, mark_at, word_ends, mark)
+            if len(templates) > _FEW_COMMANDS and len(templates) > reused:
+                holes = {}  # kinds seldom come again here (mysql -pV1 db, mysql -pV2 db)
+        elif template is not None:
+            reused += 1
+            shown, bare, values_found = cast(_Template, template)
+            redacted = list(shown)
+            for j, marked in bare:
+                redacted[j] = mark(words[j]) if marked else words[j]
+            for j, tail in values_found:
+                if j >= 0:
+                    found.append(words[j])
+                found.extend(tail)
+            cleans[begin:end] = redacted
+        else:
+            again = done.get(words)
+            if again is None:
+                mark_at = len(found)
+                again = done[words] = (_redact_words(words, found, mark, depth,
+                                                     shapes=False), found[mark_at:])
+            else:
+                found.extend(again[1])
+            cleans[begin:end] = again[0]
+        while need[at] < end:
+            at += 1
+    return cleans
+
+
+# A bare value: letters, digits, `_`, `.`, `-` (not first), none of the words a rule
+# names (programs, shells, options, verbs, login...), no token known by its shape. No
+# rule looks inside one: where it stands alone decides whether it stays or is marked
+# whole (`-p V`); it makes no word after it a secret; it is no program, option or name:
+# commands that differ only in bare values are redacted alike, unless a word naming the
+# next one a secret by place is in them (then a bare word's being secret-like counts).
+_BARE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*").fullmatch
+_NOT_BARE = frozenset({*_SHELLS, *_PROGRAMS, *_PLACED_WORDS, *_PROGRAM_NAMES, "login",
+                       *(option for options in PROGRAM_OPTIONS.values() for option in options)})
+_HOLE = object()  # a bare value's place in a command's kind
+_UNSEEN = object()
+_FEW_COMMANDS = 8
+# How the commands of one kind are redacted: the words of the first (its bare values'
+# places aside), where each bare value stands (and whether it is marked), and the
+# values found: (index of a bare value or -1, what follows it)
+_Template = tuple[list[str], list[tuple[int, bool]], list[tuple[int, tuple[str, ...]]]]
+
+
+def _template(words: Sequence[str], key: tuple[object, ...], redacted: list[str],
+              found: list[str], start: int, ends: list[int], mark: Mark) -> _Template | None:
+    """How the commands of ``key``'s kind are redacted, from the first of them (``words``,
+    redacted as ``redacted``, its values ``found[start:]``, each word's ending at
+    ``ends``); None when a word named by place is in it, or when a bare value came out
+    other than as itself (nothing found) or as its mark (itself found, and "" after it
+    for an option's value: its cookies' values)."""
+    literal = [word for word in key if isinstance(word, str)]  # (the rest: holes)
+    if not _PLACED_WORDS.isdisjoint(literal) or any(
+            word[-1:] in _PLACED_ENDS or word.rsplit("/", 1)[-1] in _PLACED_WORDS
+            for word in literal):
+        return None
+    bare: list[tuple[int, bool]] = []
+    values_found: list[tuple[int, tuple[str, ...]]] = []
+    last = start
+    for j, end in enumerate(ends):
+        seen = found[last:end]
+        last = end
+        if key[j] is not _HOLE:
+            if seen:
+                values_found.append((-1, tuple(seen)))
+            continue
+        word = words[j]
+        if redacted[j] == word and not seen:
+            bare.append((j, False))
+        elif redacted[j] == mark(word) and seen in ([word], [word, ""]):
+            bare.append((j, True))
+            values_found.append((j, tuple(seen[1:])))
+        else:
+            return None
+    return redacted, bare, values_found
+
+
+def _plan(values: Sequence[str], starts: Sequence[int]
+          ) -> tuple[list[int], list[int], dict[str, object]]:
+    """The commands that hold a special word, in order; the words of the others that a
+    rule can change, in order (each list ends with a sentinel: the number of commands,
+    of words); and the bare values (``_HOLE`` for each) when the rules of commands that
+    differ only in them are worth running once (:func:`_template`)."""
+    commands = len(starts) - 1
+    if len(values) <= _FEW_WORDS:  # a short script (one inside a word): each command whole
+        return [*range(commands), commands], [len(values)], {}
+    # each pass below is C-level: over the distinct words, then a test per word
+    rich: list[int] = []
+    need: list[int] = []
+    distinct = set(values)
+    special = distinct & _SPECIAL
+    if not _PLACED_ENDS.isdisjoint(map(_LAST_CHARACTER, distinct)):
+        special.update(word for word in distinct if word[-1:] in _PLACED_ENDS)
+    special.update(word for word in filter(_HAS_SLASH, distinct)
+                   if word.rsplit("/", 1)[-1] in _SPECIAL)
+    special.update(filter(_KEY_ARMOUR, distinct))  # (its word is redacted first)
+    if special:  # how many special words stand before each command: more before the next
+        before = [0, *accumulate(map(special.__contains__, values))]
+        at_starts = list(map(before.__getitem__, starts))
+        rich = list(compress(count(), map(lt, at_starts, at_starts[1:])))
+    if len(rich) < commands:
+        active = set(filter(_ACTIVE, distinct))
+        options = set(filter(_OPTION_START, distinct))
+        active.update(word for word in options if word.startswith("-u"))
+        need = sorted({*compress(count(), map(active.__contains__, values)),
+                       *compress(count(1), map(options.__contains__, values))})
+    # commands that differ only in their bare values (sshpass -p V1 x, sshpass -p V2 y)
+    holes: dict[str, object] = {}
+    if len(rich) > _FEW_COMMANDS:
+        bare = set(filter(_BARE, distinct)) - _NOT_BARE - special
+        if may_hold_shapes("\n".join(bare)):  # a token's shape is looked at (sh -c TOKEN)
+            bare = {word for word in bare if not may_hold_shapes(word)}
+        holes = dict.fromkeys(bare, _HOLE)
+    rich.append(commands)
+    need.append(len(values))
+    return rich, need, holes
+
+
+def _redact_plain_word(word: str, previous: str | None, found: list[str], mark: Mark,
+                       depth: int, nested: bool) -> str:
+    """One word of a command of no special word, as :func:`_redact_words` redacts it."""
+    simple = _plain_assignment(word, previous) if "=" in word else None
+    if simple is not None:
+        name, value = simple
+        found.append(value)
+        return f"{name}={mark(value)}"
+    if _may_hold_secret(word, previous):
+        clean = redact_argument(word, previous, found, mark)
+        if clean == word and nested and _blank(word):
+            clean = _redact_script(word, found, mark, depth + 1)  # ssh host 'cmd …'
+        return clean
+    if nested and (" " in word or "\n" in word or "\t" in word):
+        return _redact_script(word, found, mark, depth + 1)  # watch 'cmd …'
+    return word

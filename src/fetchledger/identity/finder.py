@@ -75,7 +75,7 @@ class Finder:
 
 
 # A value recorded while a command line is redacted once for two marks stands in the
-# text as NUL, \x03, a private-use character, NUL (command_secrets.Recorder); every
+# text as NUL, \x03, a private-use character, NUL (recorder.Recorder); every
 # mark it becomes starts and ends with a letter or digit, so its NULs count as ones.
 def _mark_starts(text: str, index: int) -> bool:
     return text[index] == "\0" and text.startswith("\x03", index + 1)

@@ -11,12 +11,16 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from itertools import chain, compress, count
+from typing import NamedTuple
 
-__all__ = ["Words", "shell_commands"]
+__all__ = ["ScriptWords", "Words", "script_words", "shell_commands"]
 
 # Shell words: runs of ordinary characters, quoted strings and escapes; operators
 # and newlines end a command, `#` at a word's start begins a comment.
-_PLAIN_RUN = re.compile(r"(?:[^\s'\"\\;&|<>()$]|\$(?!'))+")
+# (whitespace other than blanks is an ordinary character, as in a shell: `\s` here made
+# such a character outside quotes stop the reading with an AssertionError)
+_PLAIN_RUN = re.compile(r"(?:[^ \t\r\f\v\n'\"\\;&|<>()$]|\$(?!'))+")
 _PLAIN_TOKEN = re.compile(r"[^\s;&|<>()]+|[;&|<>()\n]")  # a script without quoting
 _BLANK_RUN = re.compile(r"[ \t\r\f\v]+")
 _OPERATORS = frozenset(";&|<>()\n")
@@ -138,3 +142,78 @@ def _ansi_c_escape(match: re.Match[str]) -> str:
         return _ANSI_C.get(escape, "\\" + escape)
     code = int(escape, 8) if escape[0].isdigit() else int(escape[1:], 16)
     return chr(code) if code < 0x110000 else ""
+
+
+# --- the same split, flat: what redacting a long script in place needs -----------------
+
+
+class ScriptWords(NamedTuple):
+    """A script as :func:`shell_commands` splits it, flat: ``parts`` alternates the text
+    between words (blanks, operators, comments) and each word as written, so that
+    ``"".join(parts) == text`` (``parts[2 * i + 1]`` is word ``i``); ``values`` holds each
+    word with its quoting removed; command ``c`` is the words
+    ``values[starts[c]:starts[c + 1]]`` (``starts`` ends with ``len(values)``)."""
+
+    parts: tuple[str, ...]
+    values: tuple[str, ...]
+    starts: tuple[int, ...]
+
+
+# A word as _shell_word reads it (one regular expression: a C-level split of the whole
+# script instead of a step per character): ordinary characters, a `$` that does not
+# open `$'...'`, the three quotings (an unclosed one runs to the end), an escape. Other
+# whitespace than blanks is an ordinary character, as in a shell. Without quoting (no
+# quote, backslash or `#` in the script) words are runs of what is not whitespace or an
+# operator, as _plain_commands reads them.
+_QUOTED_WORD = re.compile(r"""((?:[^ \t\r\f\v\n;&|<>()'"\\$]++|\$(?!')|\$'(?:[^'\\]++|\\.)*+'?"""
+                          r"""|'[^']*+'?|"(?:[^"\\]++|\\.)*+"?|\\.?)++)""", re.DOTALL)
+_PLAIN_WORD = re.compile(r"([^\s;&|<>()]+)")
+_ENDS_COMMAND = re.compile(r"[;&|<>()\n]").search
+_QUOTING = re.compile(r"['\"\\]").search
+
+
+@lru_cache(maxsize=16)  # one script is redacted several times in one run
+def script_words(text: str) -> ScriptWords:
+    """:func:`shell_commands` of ``text`` as :class:`ScriptWords`: the same words, values
+    and commands. Linear; a C-level split and a few C-level passes over the words (a
+    script with comments is read by :func:`shell_commands`)."""
+    if "#" in text:  # a comment starts only where a word could: read step by step
+        return _from_commands(text, shell_commands(text))
+    quoted = any(quoting in text for quoting in "'\"\\")
+    parts = (_QUOTED_WORD if quoted else _PLAIN_WORD).split(text)
+    words = parts[1::2]
+    # a word ends its command when the text after it holds an operator (or a newline)
+    between = parts[2:-1:2]
+    ends = set(filter(_ENDS_COMMAND, set(between)))  # (few distinct: one test each)
+    starts = (0, *compress(count(1), map(ends.__contains__, between)), len(words))
+    if not quoted:
+        return ScriptWords(tuple(parts), tuple(words), starts if words else (0,))
+    values = tuple(_unquoted(word) if _QUOTING(word) else word for word in words)
+    return ScriptWords(tuple(parts), values, starts if words else (0,))
+
+
+# The pieces of a word without escapes: '...', "..." (unclosed: to the end) and the rest
+_SIMPLE_PIECE = re.compile(r"""'([^']*)'?|"([^"]*)"?|([^'"]+)""")
+
+
+def _unquoted(word: str) -> str:
+    """A word's value, as _shell_word reads it; without a backslash or $'...' inside,
+    each piece's inside as it is."""
+    if "\\" in word or "$'" in word:
+        return _shell_word(word, 0)[0]
+    return "".join(chain.from_iterable(_SIMPLE_PIECE.findall(word)))
+
+
+def _from_commands(text: str, commands: tuple[Words, ...]) -> ScriptWords:
+    parts: list[str] = []
+    values: list[str] = []
+    starts = [0]
+    last = 0
+    for command in commands:
+        for begin, end, value in command:
+            parts.extend((text[last:begin], text[begin:end]))
+            values.append(value)
+            last = end
+        starts.append(len(values))
+    parts.append(text[last:])
+    return ScriptWords(tuple(parts), tuple(values), tuple(starts))

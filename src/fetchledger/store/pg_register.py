@@ -4,9 +4,10 @@
 (its connections, errors and transactions). Registrations are written by one
 server-side function (:mod:`fetchledger.store.pg_functions`): one statement, in a
 transaction of its own (autocommit: one round trip, nothing read in between, the lock
-timeout set by the function). Registrations that must be written in several rounds
-(one names a source another one of them creates) are one transaction of one statement
-a round.
+timeout set by the function), prepared once per connection and run straight through
+libpq with parameters made here (``_write_one``). Registrations that must be written in
+several rounds (one names a source another one of them creates) are one transaction
+of one statement a round, through psycopg (``_write_round``).
 
 Ids stay dense 1..N and are never renumbered: a new source's id is written only once
 the counter gave it, by the end of that statement; a rolled-back statement spent
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import json
 import secrets
+import struct
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -41,6 +43,38 @@ Connection = psycopg.Connection[tuple[Any, ...]]
 _SPAN = 1 << 20  # keys of one round's new sources: -(base + 1) ... -(base + _SPAN - 1)
 _REGISTER = ("SELECT * FROM fetchledger_register(%s::text, %s::bigint, %s::text, %s::jsonb, "
              "%s::text[], %s::bytea[], %s::bytea[], %s::jsonb)")
+# the same, prepared and run straight through libpq: its parameters made here, arrays
+# in PostgreSQL's binary format, the rest as text
+_STATEMENT = b"fetchledger_register"
+_STATEMENT_SQL = (b"SELECT * FROM fetchledger_register($1::text, $2::bigint, $3::text, "
+                  b"$4::jsonb, $5::text[], $6::bytea[], $7::bytea[], $8::jsonb)")
+_FORMATS = (0, 0, 0, 0, 1, 1, 1, 0)
+_TEXT, _BYTEA = 25, 17  # the element types' oids
+
+
+def _array(oid: int, items: Sequence[bytes]) -> bytes:
+    """A one-dimensional array of ``items`` (each already its element's binary form) in
+    PostgreSQL's binary format."""
+    if not items:
+        return struct.pack("!iii", 0, 0, oid)
+    return b"".join([struct.pack("!iiiii", 1, 0, oid, len(items), 1),
+                     *(struct.pack("!i", len(item)) + item for item in items)])
+
+
+def _text(value: bytes | None) -> str | None:
+    return None if value is None else value.decode()
+
+
+def _row(raw: tuple[bytes | None, ...]) -> tuple[Any, ...]:
+    """A row ``fetchledger_register`` answered, from its text form: ordinal, version,
+    new source, new version, then the source (``store.protocol.SOURCE_COLUMNS``)."""
+    ordinal, version, new_source, new_version, source_id, *texts = raw
+    versions, number = texts[5], texts[6]
+    assert ordinal and version and source_id and versions and number  # never NULL
+    values: list[Any] = [_text(v) for v in texts]
+    values[5], values[6] = int(versions), int(number)
+    return (int(ordinal), int(version), new_source == b"t", new_version == b"t",
+            int(source_id), *values)
 
 
 def _described(registration: Registration) -> dict[str, Any]:
@@ -119,7 +153,9 @@ class PostgresRegistration:
         def _statement(self, work: Callable[[Connection], T], *, tries: int = ...,
                        retried: tuple[type[Exception], ...] = ...) -> T: ...
 
-        def _cursor(self, conn: Connection) -> psycopg.Cursor[tuple[Any, ...]]: ...
+        def _exec_prepared(self, conn: Connection, name: bytes, sql: bytes,
+                           params: Sequence[bytes], formats: Sequence[int]) -> list[
+                               tuple[bytes | None, ...]]: ...
 
     def register(
         self, registrations: Sequence[Registration], attempts: Sequence[AttemptRow] = ()
@@ -137,9 +173,8 @@ class PostgresRegistration:
         rounds = _rounds(registrations) or [[]]
         retried = (psycopg.errors.UniqueViolation,)
         if len(rounds) == 1:  # one statement, its own transaction
-            return _answers(self._statement(lambda db: self._write_round(
-                self._cursor(db), registrations, described, utc_now(), failed,
-                self.lock_timeout).fetchall(), retried=retried))
+            return _answers(self._statement(lambda db: self._write_one(
+                db, registrations, described, utc_now(), failed), retried=retried))
 
         def work(db: Connection) -> list[psycopg.Cursor[Any]]:
             now = utc_now()
@@ -153,14 +188,28 @@ class PostgresRegistration:
         # sent with the COMMIT, read once it is done
         return [answer for cursor in done for answer in _answers(cursor.fetchall())]
 
+    def _write_one(self, db: Connection, registrations: Sequence[Registration],
+                   described: Sequence[str], now: str, failed: str) -> list[tuple[Any, ...]]:
+        """``_write_round`` for a call of one round, its statement run straight through
+        libpq (see ``_exec_prepared``); the rows it answered."""
+        key = secrets.randbelow(1 << 42) * _SPAN  # as _write_round's
+        versions = [r.version for r in registrations]
+        params = [self.lock_timeout.encode(), str(key).encode(), now.encode(),
+                  ("[" + ",".join(described) + "]").encode(),
+                  _array(_TEXT, [v.text.encode() for v in versions]),
+                  _array(_BYTEA, [v.raw_compressed for v in versions]),
+                  _array(_BYTEA, [chunk for v in versions for chunk in v.chunks]),
+                  failed.encode()]
+        return [_row(raw) for raw in self._exec_prepared(db, _STATEMENT, _STATEMENT_SQL,
+                                                         params, _FORMATS)]
+
     @staticmethod
-    def _write_round(db: Connection | psycopg.Cursor[tuple[Any, ...]],
-                     registrations: Sequence[Registration],
+    def _write_round(db: Connection, registrations: Sequence[Registration],
                      described: Sequence[str], now: str, failed: str,
                      lock_timeout: str) -> psycopg.Cursor[Any]:
         """Send one round of registrations (``described``: each one's JSON) and the
         failed attempts (JSON) to ``fetchledger_register``, the statement that numbers
-        its new sources last, on a connection or a cursor (binary) of one."""
+        its new sources last."""
         # the keys of its new sources until they are numbered: numbers no source has,
         # distinct between writers (a collision, once in 2**42, is a unique violation)
         key = secrets.randbelow(1 << 42) * _SPAN
