@@ -320,3 +320,26 @@ def test_each_thread_has_its_own_connection_and_it_ends_with_the_thread(
         gc.collect()
         assert backends(1) == 1
     assert backends(0) == 0
+
+
+def test_a_connection_whose_descriptor_is_past_1024_still_writes(url: str) -> None:
+    """An agent holding many files open gets a connection socket numbered past
+    select()'s FD_SETSIZE (1024): registration, a second call on the idle connection and
+    a read still work (the waits on the socket use poll, not select)."""
+    script = (
+        "import os, resource, sys\n"
+        "from fetchledger import Document, Ledger\n"
+        "soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)\n"
+        "resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, min(hard, 4096)), hard))\n"
+        "held = [os.open(os.devnull, os.O_RDONLY) for _ in range(1100)]\n"
+        "with Ledger(sys.argv[1]) as ledger:\n"
+        "    for n in (1, 2):\n"
+        "        text = f'Gauge {n} read 4 metres.'\n"
+        "        got = ledger.register(Document(kind='file', locator=f'/g{n}',\n"
+        "                              display=f'/g{n}', text=text, raw=text.encode()))\n"
+        "        print(got.source.id, ledger.text(got.source.id))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script, url], capture_output=True,
+                          text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["1 Gauge 1 read 4 metres.", "2 Gauge 2 read 4 metres."]

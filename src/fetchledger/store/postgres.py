@@ -103,6 +103,15 @@ class _Held:
             self.conn.close()
 
 
+
+def _ready(fd: int, events: int, timeout_ms: int | None = None) -> bool:
+    """Whether socket ``fd`` is ready for ``events`` within ``timeout_ms`` (None: wait).
+    poll, not select: select refuses descriptors numbered past 1024, which a process
+    holding many files open gets."""
+    poller = select.poll()
+    poller.register(fd, events)
+    return bool(poller.poll(timeout_ms))
+
 class PostgresStore(PostgresRegistration, PostgresBulk, WindowReads):
     """A ledger in one PostgreSQL database (or schema, by ``options=-csearch_path=``)."""
 
@@ -176,7 +185,7 @@ class PostgresStore(PostgresRegistration, PostgresBulk, WindowReads):
         afterwards is known not to have been cut off."""
         conn = self._connection()
         try:
-            while select.select([conn.fileno()], [], [], 0)[0]:
+            while _ready(conn.fileno(), select.POLLIN, 0):
                 conn.pgconn.consume_input()  # raises once the server closed it
         except psycopg.OperationalError:
             return self._connection()  # the connection is closed: a new one
@@ -219,11 +228,11 @@ class PostgresStore(PostgresRegistration, PostgresBulk, WindowReads):
         try:
             send()
             while pgconn.flush():
-                select.select([fd], [fd], [])
+                _ready(fd, select.POLLIN | select.POLLOUT)
                 pgconn.consume_input()
             while True:
                 while pgconn.is_busy():
-                    select.select([fd], [], [])
+                    _ready(fd, select.POLLIN)
                     pgconn.consume_input()
                 result = pgconn.get_result()
                 if result is None:
