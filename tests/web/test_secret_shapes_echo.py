@@ -211,3 +211,47 @@ def test_a_self_hosted_webhook_and_a_private_key_store_no_secret(
     assert "REDACTED" in ran.source.locator
     assert _leaks(_stored(ledger_path)) == []
     assert _leaks(_shown(run_cli, ledger_path, [hook.source.id, ran.source.id], tmp_path)) == []
+
+
+def test_a_batch_of_webhooks_shows_and_stores_no_secret(
+        web: LoopbackServer, hosts: StubDNS, ledger_path: Path, tmp_path: Path,
+        run_cli: object) -> None:
+    lines = [_on(web, "hooks.slack.com", f"/services/T0/B0/{SLACK}"),
+             _on(web, "discord.com", f"/api/webhooks/42/{DISCORD}"),
+             web.url(f"/echo?q=bees&note={GITHUB}"),
+             _on(web, "hooks.slack.com", f"/triggers/T0/1/{SLACK_2}")]  # a 404: an attempt
+    listed = tmp_path / "urls.txt"
+    listed.write_text("\n".join(lines) + "\n")
+    for mode in ([], ["--json"]):
+        result = run_cli("--ledger", str(ledger_path), "--allow-private", *mode,  # type: ignore[operator]
+                         "batch", str(listed), "--concurrency", "2")
+        assert result.exit_code in (0, 3), result.stderr
+        assert _leaks((result.stdout + result.stderr).encode()) == [], result.stdout
+    assert _leaks(_stored(ledger_path)) == []
+    assert _leaks(_shown(run_cli, ledger_path, [1, 2, 3], tmp_path)) == []
+
+
+def test_the_mcp_tools_show_and_store_no_token(web: LoopbackServer, ledger_path: Path,
+                                              tmp_path: Path, run_cli: object) -> None:
+    from mcp_session import McpSession, text_of
+
+    session = McpSession(["mcp", "--ledger", str(ledger_path), "--allow-private",
+                          "--allow-command", "echo"], cwd=tmp_path, workdir=tmp_path / "logs")
+    try:
+        results = [
+            session.call("fetch", url=web.url(f"/echo/{AWS}?q=bees&note={GITHUB}")),
+            session.call("http_request", method="POST", url=web.url("/echo"),
+                         headers={"X-Note": SLACK_TOKEN, "Content-Type": "application/json"},
+                         body=json.dumps({"q": "bees", "note": PRIVATE_KEY})),
+            session.call("run_command", argv=["echo", "deploy", STRIPE]),
+            session.call("fetch", url=web.url(f"/status/404?note={JWT}")),  # an error
+        ]
+        assert [r.is_error for r in results] == [False, False, False, True]
+        shown = "".join(text_of(r) + json.dumps(r.structured_content) for r in results)
+        shown += text_of(session.call("get_source", id=1)) + text_of(
+            session.call("read_source", id=2))
+    finally:
+        session.close()
+    assert _leaks(shown.encode()) == [] and "REDACTED" in shown
+    assert _leaks(_stored(ledger_path)) == []
+    assert _leaks(_shown(run_cli, ledger_path, [1, 2, 3], tmp_path)) == []
