@@ -14,6 +14,7 @@ import os
 import sqlite3
 import subprocess
 import uuid
+import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -237,6 +238,23 @@ def stored_bytes(location: LedgerLocation) -> bytes:
                                            "WHERE table_schema = current_schema()")]
     return b"\n".join(str(text).encode() for table in tables for (text,) in rows(
         location, f"SELECT coalesce(string_agg(t::text, E'\\n'), '') FROM {table} t"))
+
+
+def stored_decoded(path: Path) -> bytes:
+    """Every byte an SQLite ledger holds a source by, its raw bytes decompressed: text,
+    raw, metadata, titles, locators, attempts and names (what an echoed secret would
+    reach)."""
+    db = sqlite3.connect(path)
+    try:
+        parts = [str(row).encode() for row in db.execute(
+            "SELECT s.locator, s.display, s.title, v.text, v.meta FROM source s "
+            "JOIN version v ON v.source_id = s.id")]
+        parts += [zlib.decompress(raw) for (raw,) in db.execute("SELECT raw FROM version")]
+        parts += [str(row).encode() for row in db.execute("SELECT * FROM attempt")]
+        parts += [str(row).encode() for row in db.execute("SELECT * FROM alias")]
+    finally:
+        db.close()
+    return b"\n".join(parts)
 
 
 def table_counts(path: LedgerLocation) -> dict[str, int]:

@@ -5,8 +5,6 @@ base64 of user-info), short values included."""
 from __future__ import annotations
 
 import base64
-import sqlite3
-import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import quote
@@ -16,27 +14,13 @@ import pytest
 from fetchledger import Ledger, RetrievalFailed
 
 from .webserver import LoopbackServer
+from conftest import stored_decoded
 
 
 @pytest.fixture
 def led(ledger_path: Path) -> Iterator[Ledger]:
     with Ledger(ledger_path, allow_private=True) as opened:
         yield opened
-
-
-def _stored(ledger_path: Path) -> bytes:
-    """Every byte the ledger holds a source by: text, raw, metadata, titles, locators."""
-    db = sqlite3.connect(ledger_path)
-    try:
-        parts = [str(row).encode() for row in db.execute(
-            "SELECT s.locator, s.display, s.title, v.text, v.meta FROM source s "
-            "JOIN version v ON v.source_id = s.id")]
-        parts += [zlib.decompress(raw) for (raw,) in db.execute("SELECT raw FROM version")]
-        parts += [str(row).encode() for row in db.execute("SELECT * FROM attempt")]
-        parts += [str(row).encode() for row in db.execute("SELECT * FROM alias")]
-    finally:
-        db.close()
-    return b"\n".join(parts)
 
 
 @pytest.mark.parametrize(("user", "password"), [
@@ -49,7 +33,7 @@ def test_user_info_is_scrubbed_in_every_form_it_was_sent(
     sent = web.hits[-1].headers["Authorization"]
     basic = base64.b64encode(f"{user}:{password}".encode()).decode()
     assert sent == f"Basic {basic}"  # it was sent
-    stored = _stored(ledger_path)
+    stored = stored_decoded(ledger_path)
     for form in (basic, password, quote(password, safe=""), f"{user}:{password}"):
         assert form.encode() not in stored.replace(b"REDACTED", b"")
     assert b"REDACTED" in stored and got.warnings
@@ -60,7 +44,7 @@ def test_secret_query_values_are_scrubbed_short_or_long(
         web: LoopbackServer, led: Ledger, ledger_path: Path, name: str) -> None:
     for value in ("s3c", "a-much-longer-s3cret"):
         led.fetch(web.url(f"/echo?q=bees&{name}={value}"))
-    stored = _stored(ledger_path)
+    stored = stored_decoded(ledger_path)
     assert b"s3c\"" not in stored and b"=s3c" not in stored
     assert b"a-much-longer-s3cret" not in stored
 
@@ -72,7 +56,7 @@ def test_header_and_body_secrets_are_scrubbed_when_echoed(
         "Authentication": "tok-9z", "X-Session-Token": "ses5", "Cookie": "sessionid=c00k",
         "Authorization": f"Basic {basic}", "Content-Type": "application/json"},
         body='{"clientSecret": "cs-77", "q": "bees"}')
-    stored = _stored(ledger_path).replace(b"REDACTED", b"")
+    stored = stored_decoded(ledger_path).replace(b"REDACTED", b"")
     for value in (b"tok-9z", b"ses5", b"c00k", basic.encode(), b"hunter", b"cs-77"):
         assert value not in stored, value
     assert b"bees" in stored  # the rest of the echo is kept
@@ -86,7 +70,7 @@ def test_a_secret_only_a_redirect_target_carried_is_scrubbed_when_echoed(
         web: LoopbackServer, led: Ledger, ledger_path: Path, where: str) -> None:
     got = led.fetch(web.url(f"/redirect-secret/{where}"))
     assert "r3dir3cted-value" in web.hits[-1].path  # it was sent
-    stored = _stored(ledger_path)
+    stored = stored_decoded(ledger_path)
     assert b"r3dir3cted-value" not in stored
     assert b"bees" in stored and got.warnings
 
@@ -99,7 +83,7 @@ def test_a_secret_path_parameter_is_redacted_and_keyed(
                                                                            "jsessionid")))
     assert one.source.id != two.source.id and again.source.id == one.source.id
     assert one.source.locator.endswith("/echo;jsessionid=REDACTED?q=bees")
-    stored = _stored(ledger_path)
+    stored = stored_decoded(ledger_path)
     assert b"AAAA1111" not in stored and b"BBBB2222" not in stored
 
 
@@ -124,7 +108,7 @@ def test_a_nested_secret_is_stored_nowhere_and_still_keys_the_identity(
     assert "att3mptV4lue" not in str(failed.value)
     out = tmp_path / "ledger.warc"
     export(led, "warc", out)
-    stored = _stored(ledger_path) + out.read_bytes()
+    stored = stored_decoded(ledger_path) + out.read_bytes()
     for value in (b"n3st3dV4lue", b"0th3rV4lue", b"att3mptV4lue"):
         assert value not in stored, value
     assert b"bees" in stored and one.warnings
@@ -137,7 +121,7 @@ def test_a_nested_secret_in_a_posted_body_is_scrubbed_from_the_echo(
     led.http_request("POST", web.url("/echo"), headers={
         "Content-Type": "application/x-www-form-urlencoded"},
         body="q=bees&next=https%3A%2F%2Fh2%2Fp%3Fapi_key%3Df0rmS3cret")
-    stored = _stored(ledger_path)
+    stored = stored_decoded(ledger_path)
     assert b"b0dyS3cret" not in stored and b"f0rmS3cret" not in stored
     assert b"bees" in stored
 
@@ -152,7 +136,7 @@ def test_secrets_a_response_header_hands_out_are_stored_nowhere(
     led.fetch(web.url("/header-secrets"))
     out = tmp_path / "ledger.warc"
     export(led, "warc", out)
-    stored = _stored(ledger_path) + out.read_bytes()
+    stored = stored_decoded(ledger_path) + out.read_bytes()
     for value in (b"h3ad3rS3cret", b"r3fr3shS3cret", b"fr4gm3ntS3cret"):
         assert value not in stored, value
     assert "rel=next" in led.text(head.source.id)
@@ -162,7 +146,7 @@ def test_a_secret_in_a_referer_is_scrubbed_when_echoed(
         web: LoopbackServer, led: Ledger, ledger_path: Path) -> None:
     led.http_request("GET", web.url("/echo?q=bees"), headers={
         "Referer": "https://app.example/cb?code=1&access_token=r3f3r3rS3cret"})
-    assert b"r3f3r3rS3cret" not in _stored(ledger_path)
+    assert b"r3f3r3rS3cret" not in stored_decoded(ledger_path)
 
 
 def test_a_session_cookie_set_on_the_way_is_scrubbed_when_echoed(
@@ -171,5 +155,5 @@ def test_a_session_cookie_set_on_the_way_is_scrubbed_when_echoed(
     next hop, and the page echoes it: the request never carried it at first."""
     got = led.fetch(web.url("/session-then-echo"))
     assert "s3ss10nS3cretV" in web.hits[-1].headers.get("Cookie", "")  # it was sent
-    assert b"s3ss10nS3cretV" not in _stored(ledger_path)
-    assert b"bees" in _stored(ledger_path) and got.warnings
+    assert b"s3ss10nS3cretV" not in stored_decoded(ledger_path)
+    assert b"bees" in stored_decoded(ledger_path) and got.warnings

@@ -11,8 +11,6 @@ messages); the identity tells two webhooks apart and finds the same one again.
 from __future__ import annotations
 
 import json
-import sqlite3
-import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,6 +20,7 @@ from fetchledger import Ledger, RetrievalFailed
 
 from .conftest import StubDNS
 from .webserver import LoopbackServer
+from conftest import stored_decoded
 
 SLACK = "SL4CKh00kS3cr3tV4lu3xyz"
 SLACK_2 = "SL4CKh00kS3cr3tV4lu3abc"
@@ -55,21 +54,6 @@ def led(ledger_path: Path, hosts: StubDNS) -> Iterator[Ledger]:
 
 def _on(web: LoopbackServer, host: str, path: str) -> str:
     return f"http://{host}:{web.port}{path}"
-
-
-def _stored(ledger_path: Path) -> bytes:
-    """Every byte the ledger holds a source by: text, raw, metadata, titles, locators."""
-    db = sqlite3.connect(ledger_path)
-    try:
-        parts = [str(row).encode() for row in db.execute(
-            "SELECT s.locator, s.display, s.title, v.text, v.meta FROM source s "
-            "JOIN version v ON v.source_id = s.id")]
-        parts += [zlib.decompress(raw) for (raw,) in db.execute("SELECT raw FROM version")]
-        parts += [str(row).encode() for row in db.execute("SELECT * FROM attempt")]
-        parts += [str(row).encode() for row in db.execute("SELECT * FROM alias")]
-    finally:
-        db.close()
-    return b"\n".join(parts)
 
 
 def _shown(run_cli: object, ledger_path: Path, ids: list[int], tmp_path: Path) -> bytes:
@@ -112,10 +96,10 @@ def test_webhooks_are_two_sources_and_store_no_secret(
     assert bot.source.locator == f"http://api.telegram.org:{web.port}/botREDACTED/getMe"
     assert one.warnings and bot.warnings  # the echo held the secret: redacted
     ids = [one.source.id, two.source.id, posted.source.id, bot.source.id]
-    assert _leaks(_stored(ledger_path)) == []
+    assert _leaks(stored_decoded(ledger_path)) == []
     assert _leaks(_shown(run_cli, ledger_path, ids, tmp_path)) == []
-    assert b"bees" in _stored(ledger_path)  # the rest of the echo is kept
-    assert b"REDACTED" in _stored(ledger_path)
+    assert b"bees" in stored_decoded(ledger_path)  # the rest of the echo is kept
+    assert b"REDACTED" in stored_decoded(ledger_path)
 
 
 def test_tokens_a_request_carried_are_scrubbed_from_the_echo(
@@ -137,9 +121,9 @@ def test_tokens_a_request_carried_are_scrubbed_from_the_echo(
         assert any(value in hit.path or value in json.dumps(hit.headers)
                    or value.encode() in hit.body for hit in web.hits)  # each was sent
     assert all(result.warnings for result in got)
-    assert _leaks(_stored(ledger_path)) == []
+    assert _leaks(stored_decoded(ledger_path)) == []
     assert _leaks(_shown(run_cli, ledger_path, [r.source.id for r in got], tmp_path)) == []
-    assert b"bees" in _stored(ledger_path)
+    assert b"bees" in stored_decoded(ledger_path)
 
 
 def test_a_redirect_to_a_webhook_and_a_failed_one_store_no_secret(
@@ -154,7 +138,7 @@ def test_a_redirect_to_a_webhook_and_a_failed_one_store_no_secret(
     assert SLACK_2 not in str(failed.value)
     with pytest.raises(RetrievalFailed):
         led.fetch(web.url(f"/status/404?note={GITHUB}"))
-    assert _leaks(_stored(ledger_path)) == []
+    assert _leaks(stored_decoded(ledger_path)) == []
     assert _leaks(_shown(run_cli, ledger_path, [redirected.source.id], tmp_path)) == []
     failed_list = run_cli("--ledger", str(ledger_path), "--json", "list",  # type: ignore[operator]
                           "--failed")
@@ -172,7 +156,7 @@ def test_a_command_that_prints_a_token_it_was_given_stores_none(
     assert all("REDACTED" in r.source.locator for r in got)
     assert got[0].source.id != led.run(["echo", "token", GITHUB[:-1] + "9"]).source.id
     assert got[0].source.id == led.run(["echo", "token", GITHUB]).source.id
-    assert _leaks(_stored(ledger_path)) == []
+    assert _leaks(stored_decoded(ledger_path)) == []
     assert _leaks(_shown(run_cli, ledger_path, [r.source.id for r in got], tmp_path)) == []
 
 
@@ -195,7 +179,7 @@ def test_curl_to_a_webhook_shows_and_stores_no_secret(
     assert missing.exit_code == 3  # type: ignore[attr-defined]
     printed = "".join(r.stdout + r.stderr for r in (*posted, bot, missing)).encode()  # type: ignore[attr-defined]
     assert _leaks(printed) == [] and b"REDACTED" in printed
-    assert _leaks(_stored(ledger_path)) == []
+    assert _leaks(stored_decoded(ledger_path)) == []
     assert _leaks(_shown(run_cli, ledger_path, ids[:2], tmp_path)) == []
 
 
@@ -209,7 +193,7 @@ def test_a_self_hosted_webhook_and_a_private_key_store_no_secret(
     assert "/hooks/REDACTED" in hook.source.locator and hook.warnings
     ran = led.run(["printf", "%s\\n", PRIVATE_KEY])
     assert "REDACTED" in ran.source.locator
-    assert _leaks(_stored(ledger_path)) == []
+    assert _leaks(stored_decoded(ledger_path)) == []
     assert _leaks(_shown(run_cli, ledger_path, [hook.source.id, ran.source.id], tmp_path)) == []
 
 
@@ -227,7 +211,7 @@ def test_a_batch_of_webhooks_shows_and_stores_no_secret(
                          "batch", str(listed), "--concurrency", "2")
         assert result.exit_code in (0, 3), result.stderr
         assert _leaks((result.stdout + result.stderr).encode()) == [], result.stdout
-    assert _leaks(_stored(ledger_path)) == []
+    assert _leaks(stored_decoded(ledger_path)) == []
     assert _leaks(_shown(run_cli, ledger_path, [1, 2, 3], tmp_path)) == []
 
 
@@ -253,5 +237,5 @@ def test_the_mcp_tools_show_and_store_no_token(web: LoopbackServer, ledger_path:
     finally:
         session.close()
     assert _leaks(shown.encode()) == [] and "REDACTED" in shown
-    assert _leaks(_stored(ledger_path)) == []
+    assert _leaks(stored_decoded(ledger_path)) == []
     assert _leaks(_shown(run_cli, ledger_path, [1, 2, 3], tmp_path)) == []

@@ -528,10 +528,9 @@ def _could_hold_secrets(text: str) -> bool:
     scans read the text as written and, when it has quoting, as the shell reads its
     words (quotes and escaping backslashes gone): a secret's name may be spelled
     with either."""
-    if _could_hold_secrets_as_written(text):
-        return True
-    bare = _SHELL_QUOTING.sub("", text) if _SHELL_QUOTING.search(text) else text
-    return bare != text and _could_hold_secrets_as_written(bare)
+    return _could_hold_secrets_as_written(text) or (
+        _SHELL_QUOTING.search(text) is not None
+        and _could_hold_secrets_as_written(_SHELL_QUOTING.sub("", text)))
 
 
 def _could_hold_secrets_as_written(text: str) -> bool:

@@ -148,8 +148,7 @@ def _secret_rules(db: sqlite3.Connection) -> None:
     pass (session cookies and path parameters, program options, values inside
     options, JSON...): a source stored with such a secret in clear is found again
     under its old id, and the clear value leaves the ledger. No id changes."""
-    (key,) = db.execute("SELECT key FROM identity_key WHERE id = 1").fetchone()
-    _reidentify(db, bytes(key))
+    _reidentify(db)
 
 
 def _nested_secrets(db: sqlite3.Connection) -> None:
@@ -157,15 +156,13 @@ def _nested_secrets(db: sqlite3.Connection) -> None:
     pass (secrets of a URL nested in a parameter's value, unquoted ``NAME = V``, split
     words, setting commands, commands inside words): a source stored with such a secret
     in clear is found again under its old id, and the clear value leaves the ledger."""
-    (key,) = db.execute("SELECT key FROM identity_key WHERE id = 1").fetchone()
-    _reidentify(db, bytes(key))
+    _reidentify(db)
 
 
 def _credentials_not_identity(db: sqlite3.Connection) -> None:
     """Identities without URL user-info (issue 13, third pass: a credential, not
     identity; they held ``REDACTED@``): each source is found again under its old id."""
-    (key,) = db.execute("SELECT key FROM identity_key WHERE id = 1").fetchone()
-    _reidentify(db, bytes(key))
+    _reidentify(db)
 
 
 def _secret_shapes(db: sqlite3.Connection) -> None:
@@ -174,21 +171,23 @@ def _secret_shapes(db: sqlite3.Connection) -> None:
     formats: :mod:`fetchledger.identity.shapes`): a source stored with one in clear is
     found again under its old id (two webhooks stay two), and the clear value leaves its
     locator, display, aliases, attempts and version metadata."""
-    (key,) = db.execute("SELECT key FROM identity_key WHERE id = 1").fetchone()
-    _reidentify(db, bytes(key))
+    _reidentify(db)
 
 
 def _shell_quoting(db: sqlite3.Connection) -> None:
     """Identities, displays and URLs brought under the rule that a secret's name may be
     spelled with the shell's quoting (``sh -c 'x --tok\\en=V'``, ``TO''KEN=V``: the
     value was stored in clear): such a source is found again under its old id."""
-    (key,) = db.execute("SELECT key FROM identity_key WHERE id = 1").fetchone()
-    _reidentify(db, bytes(key))
+    _reidentify(db)
 
 
-def _reidentify(db: sqlite3.Connection, key: bytes) -> None:
+def _reidentify(db: sqlite3.Connection, key: bytes | None = None) -> None:
     """Every stored identity, display, attempt locator and URL of version metadata
-    under today's rules (:mod:`fetchledger.identity.upgrade`)."""
+    under today's rules (:mod:`fetchledger.identity.upgrade`), with ``key`` or else the
+    ledger's own identity key."""
+    if key is None:
+        (stored,) = db.execute("SELECT key FROM identity_key WHERE id = 1").fetchone()
+        key = bytes(stored)
     aliases: dict[int, list[str]] = {}
     for locator, source_id in db.execute("SELECT locator, source_id FROM alias"):
         aliases.setdefault(source_id, []).append(locator)

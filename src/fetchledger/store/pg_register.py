@@ -61,6 +61,13 @@ def _array(oid: int, items: Sequence[bytes]) -> bytes:
                      *(struct.pack("!i", len(item)) + item for item in items)])
 
 
+def _round_key() -> int:
+    """The base of a round's keys for its new sources until they are numbered: numbers
+    no source has, distinct between writers (a collision, once in 2**42, is a unique
+    violation, and the round runs again)."""
+    return secrets.randbelow(1 << 42) * _SPAN
+
+
 def _text(value: bytes | None) -> str | None:
     return None if value is None else value.decode()
 
@@ -192,7 +199,7 @@ class PostgresRegistration:
                    described: Sequence[str], now: str, failed: str) -> list[tuple[Any, ...]]:
         """``_write_round`` for a call of one round, its statement run straight through
         libpq (see ``_exec_prepared``); the rows it answered."""
-        key = secrets.randbelow(1 << 42) * _SPAN  # as _write_round's
+        key = _round_key()
         versions = [r.version for r in registrations]
         params = [self.lock_timeout.encode(), str(key).encode(), now.encode(),
                   ("[" + ",".join(described) + "]").encode(),
@@ -210,9 +217,7 @@ class PostgresRegistration:
         """Send one round of registrations (``described``: each one's JSON) and the
         failed attempts (JSON) to ``fetchledger_register``, the statement that numbers
         its new sources last."""
-        # the keys of its new sources until they are numbered: numbers no source has,
-        # distinct between writers (a collision, once in 2**42, is a unique violation)
-        key = secrets.randbelow(1 << 42) * _SPAN
+        key = _round_key()
         versions = [r.version for r in registrations]
         return db.execute(_REGISTER, (
             lock_timeout, key, now, "[" + ",".join(described) + "]",
