@@ -112,11 +112,11 @@ def _scope(store: Store, source_id: int, shape: VersionShape, window: Window
         raise InvalidArgument(f"source [{source_id}] has no pages: pages apply to paged "
                               "sources (PDF) only", hint="read it by passages instead")
     wanted = parse_page_range(window.pages)
-    last_page = min(wanted.last or shape.pages, shape.pages)
     for bound in (wanted.first, wanted.last):  # (a bound past the end was clipped)
         if bound is not None and bound > shape.pages:
             raise InvalidArgument(f"page {bound} is past the end: source [{source_id}] "
                                   f"has {shape.pages} pages")
+    last_page = wanted.last or shape.pages
     span = store.page_passages(shape.version_id, wanted.first, last_page)
     pages = (wanted.first, last_page)
     if span is None:  # pages without text: nothing to show, go on after them
