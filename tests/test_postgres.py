@@ -18,6 +18,7 @@ import psycopg
 import pytest
 
 from fetchledger import (
+    BlockedAddress,
     Document,
     Ledger,
     LedgerCorrupt,
@@ -208,7 +209,7 @@ def test_fresh_ledgers_opened_by_many_processes_at_once_migrate_once(url: str) -
         ("0005_search_hits",), ("0006_provisional_ids",), ("0007_secret_rules",),
         ("0008_reading",), ("0009_register_function",), ("0010_credentials_not_identity",),
         ("0011_nested_secrets",), ("0012_secret_shapes",), ("0013_register_statement",),
-        ("0014_shell_quoting",)]
+        ("0014_shell_quoting",), ("0015_fewer_index_writes",)]
 
 
 # --- what the database holds ------------------------------------------------------------------
@@ -278,6 +279,33 @@ def test_an_ok_attempt_names_the_id_its_source_got(url: str) -> None:
         assert [(a.message, a.source_id) for a in ledger.attempts()] == [
             ("registered as [1] version 1", 1), ("registered as [2] version 1", 2),
             ("registered as [1] version 2", 1)]
+
+
+def test_a_registration_writes_only_indexes_a_query_reads(url: str) -> None:
+    """Every index is one more write at each registration, most of them while the id
+    counter is held (issue 12): the attempts are indexed only where a query looks (the
+    failed ones), and a source's quotes are found through its versions."""
+    with Ledger(url) as ledger:
+        first = ledger.register(doc("/a", "Water boils at 100 degrees. Ice melts at 0."))
+        ledger.register(doc("/b", "Salt water boils later."))
+        ledger.register(doc("/a", "Water boils at 100 degrees, again. Ice melts at 0."))
+        with pytest.raises(BlockedAddress):  # refused before any connection
+            ledger.fetch("http://127.0.0.1:9/")
+        assert first.source.id == 1
+        assert ledger.details(1).quotes == len(ledger.recorded_quotes(1)) > len(first.snippets)
+        assert {q.source_id for q in ledger.recorded_quotes(2)} == {2}
+        assert [a.status for a in ledger.attempts(failed=True)] == ["blocked_address"]
+    indexes = dict(rows(url, "SELECT indexname, indexdef FROM pg_indexes WHERE tablename IN "
+                             "('attempt', 'quote', 'search_hit') ORDER BY indexname"))
+    assert sorted(indexes) == ["attempt_failed", "attempt_pkey", "quote_pkey",
+                               "quote_version_id_start_end_key", "search_hit_pkey",
+                               "search_hit_source_id_query_engine_rank_key"]
+    assert indexes["attempt_failed"].endswith("WHERE (status <> 'ok'::text)")
+    with psycopg.connect(url, autocommit=True) as db:  # the failed listing can use it
+        db.execute("SET enable_seqscan = off")
+        plan = db.execute("EXPLAIN SELECT locator FROM attempt WHERE status != 'ok' "
+                          "ORDER BY id").fetchall()
+    assert "attempt_failed" in " ".join(line for (line,) in plan)
 
 
 def test_each_thread_has_its_own_connection_and_it_ends_with_the_thread(

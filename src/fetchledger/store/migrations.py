@@ -509,6 +509,21 @@ def _postgres_register_statement(db: PgConnection) -> None:
                "DEFERRABLE INITIALLY DEFERRED")
 
 
+def _postgres_fewer_index_writes(db: PgConnection) -> None:
+    """Indexes no query needs, each one more write at every registration (most of them
+    while the id counter is held): ``attempt_by_source`` served only 0006's renumbering
+    (ids are never updated since 0009), ``attempt_by_status`` indexed every ``ok``
+    attempt when only the failed ones are ever looked up (``attempt_failed``, partial),
+    ``search_hit_by_source`` is the first column of the search hits' unique key, and a
+    source's quotes are found through its versions (``version (source_id, number)``,
+    then ``quote (version_id, start, end)``) so ``quote_by_source`` goes."""
+    db.execute("DROP INDEX attempt_by_source")
+    db.execute("DROP INDEX attempt_by_status")
+    db.execute("CREATE INDEX attempt_failed ON attempt(status) WHERE status <> 'ok'")
+    db.execute("DROP INDEX search_hit_by_source")
+    db.execute("DROP INDEX quote_by_source")
+
+
 POSTGRES_MIGRATIONS: tuple[tuple[str, Callable[[PgConnection], None]], ...] = (
     ("0001_initial", _postgres_initial),
     ("0002_keyed_identity", _postgres_keyed_identity),
@@ -523,4 +538,5 @@ POSTGRES_MIGRATIONS: tuple[tuple[str, Callable[[PgConnection], None]], ...] = (
     ("0012_secret_shapes", _postgres_nested_secrets),  # the same re-identification
     ("0013_register_statement", _postgres_register_statement),
     ("0014_shell_quoting", _postgres_nested_secrets),  # the same re-identification
+    ("0015_fewer_index_writes", _postgres_fewer_index_writes),
 )

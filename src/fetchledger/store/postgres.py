@@ -506,7 +506,9 @@ class PostgresStore(PostgresRegistration, PostgresBulk, WindowReads):
             "WHERE source_id = %s ORDER BY id", (source_id,))]
 
     def quote_count(self, source_id: int) -> int:
-        row = self._one("SELECT count(*) FROM quote WHERE source_id = %s", (source_id,))
+        # through the source's versions: no index of quotes by source (0015)
+        row = self._one("SELECT count(*) FROM version v JOIN quote q ON q.version_id = v.id "
+                        "WHERE v.source_id = %s", (source_id,))
         return int(row[0]) if row else 0
 
     def raw_bytes(self, source_id: int, version_number: int) -> bytes:
@@ -554,7 +556,7 @@ class PostgresStore(PostgresRegistration, PostgresBulk, WindowReads):
                "q.first_at FROM quote q JOIN version v ON v.id = q.version_id")
         params: tuple[int, ...] = ()
         if source_id is not None:
-            sql += " WHERE q.source_id = %s"
+            sql += " WHERE v.source_id = %s"  # through its versions (0015)
             params = (source_id,)
         return [Quote(*row) for row in self._all(
             sql + ' ORDER BY q.source_id, v.number, q.start, q."end"', params)]
