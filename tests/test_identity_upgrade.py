@@ -96,7 +96,8 @@ def test_an_old_ledger_keeps_its_ids_and_finds_them_under_the_new_identity(
     assert rows(path, "SELECT name FROM migration ORDER BY name") == [
         ("0001_initial",), ("0002_keyed_identity",), ("0005_search_hits",),
         ("0007_secret_rules",), ("0008_reading",), ("0010_credentials_not_identity",),
-        ("0011_nested_secrets",), ("0012_secret_shapes",), ("0014_shell_quoting",)]
+        ("0011_nested_secrets",), ("0012_secret_shapes",), ("0014_shell_quoting",),
+        ("0016_more_secret_options",)]
     assert rows(path, "PRAGMA integrity_check") == [("ok",)]
 
 
@@ -279,6 +280,39 @@ def test_a_ledger_that_held_a_secret_named_with_shell_quoting_keeps_its_ids(
         assert len(ledger.sources()) == 3
         assert "REDACTED" in ledger.source(1).locator
     for value in ("Qu0t3dV4lu3One", "Qu0t3dV4lu3Two", "Qu0t3dV4lu3Three"):
+        for table, column in (("source", "locator"), ("source", "display"),
+                              ("alias", "locator"), ("version", "meta")):
+            for (stored,) in rows(ledger_path, f"SELECT {column} FROM {table}"):
+                assert value not in str(stored), (table, column, stored)
+
+
+@pytest.mark.both_backends
+def test_a_ledger_that_held_secret_options_of_session_6_keeps_its_ids(
+        tmp_path: Path, ledger_path: LedgerLocation) -> None:
+    """Before session 6's red team, ``plink -pw V``, ``http -a bob:V`` and ``mount -o
+    user=u,password=V`` kept V in identity and display; migration 0016 finds each such
+    source again under its old id (two values stay two sources) and V leaves the
+    ledger."""
+    from fetchledger.identity.commands import command_locator
+
+    folder = tmp_path.resolve()
+    commands = [["plink", "-pw", "Opt1onV4lueOne", "host"],
+                ["plink", "-pw", "Opt1onV4lueTwo", "host"],
+                ["http", "-a", "bob:Opt1onV4lueThree", "https://h/"],
+                ["mount", "-o", "user=u,password=Opt1onV4lueFour", "//h/s", "/mnt"]]
+    with Ledger(ledger_path) as ledger:
+        key = ledger.identity_key
+        for argv in commands:
+            locator = f"{shlex.join(argv)} (in {folder})"  # as the old rules stored it
+            ledger.register(Document(kind="command", locator=locator, display=locator,
+                                     text="Done.", raw=b"r", meta={"argv": argv}))
+    rows(ledger_path, "DELETE FROM migration WHERE name = '0016_more_secret_options'")
+    with Ledger(ledger_path) as ledger:
+        for n, argv in enumerate(commands, start=1):
+            assert ledger.source_for(command_locator(argv, folder, key=key).locator).id == n
+        assert len(ledger.sources()) == 4
+        assert "REDACTED" in ledger.source(1).locator
+    for value in ("Opt1onV4lueOne", "Opt1onV4lueTwo", "Opt1onV4lueThree", "Opt1onV4lueFour"):
         for table, column in (("source", "locator"), ("source", "display"),
                               ("alias", "locator"), ("version", "meta")):
             for (stored,) in rows(ledger_path, f"SELECT {column} FROM {table}"):

@@ -206,7 +206,8 @@ def test_migrations_are_recorded(ledger: Ledger, backend: str) -> None:
     assert names == ["0001_initial", "0002_keyed_identity", *shared, "0005_search_hits",
                      *numbered, "0007_secret_rules", "0008_reading", *function,
                      "0010_credentials_not_identity", "0011_nested_secrets",
-                     "0012_secret_shapes", *statement, "0014_shell_quoting", *indexes]
+                     "0012_secret_shapes", *statement, "0014_shell_quoting", *indexes,
+                     "0016_more_secret_options"]
     if backend == "sqlite":
         assert rows(ledger.path, "PRAGMA journal_mode") == [("wal",)]
 

@@ -440,7 +440,10 @@ class Ledger:
 
         if timeout is not None:
             check_seconds(timeout, "the timeout")
-        content = body.encode() if isinstance(body, str) else body
+        try:
+            content = body.encode() if isinstance(body, str) else body
+        except UnicodeEncodeError:  # a lone surrogate (JSON's "\ud800")
+            raise InvalidArgument("the body is not valid UTF-8 text") from None
         request = HTTPRequest(url, method, tuple((headers or {}).items()), content or None,
                               follow_redirects=follow_redirects, total_timeout=timeout)
         return self._retrieve(HttpInput(request), query=query, k=k)

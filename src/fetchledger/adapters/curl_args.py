@@ -314,6 +314,13 @@ def parse_curl_args(args: Sequence[str], *,
     """A CurlCommand from curl's arguments; InvalidArgument (exit 2) for what curl
     would reject or fetchledger does not support."""
     stdin = read_stdin or (sys.stdin.buffer.read)
+    for number, arg in enumerate(args, 1):  # bytes that are not UTF-8 (lone surrogates)
+        if not arg.isascii():
+            try:
+                arg.encode("utf-8")
+            except UnicodeEncodeError:  # (not quoted: it may be a header or a password)
+                raise InvalidArgument(f"curl argument {number} is not valid UTF-8",
+                                      hint="write it in UTF-8 text") from None
     urls: list[str] = []
     method: str | None = None
     headers: list[tuple[str, str | None]] = []

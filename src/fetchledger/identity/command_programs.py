@@ -23,6 +23,9 @@ _MYSQL = {"-p": "both"}  # a word after a lone -p: a password typed there, or a 
 _MONGO = {"-p": "both"}
 _LOGIN = {"-p": "both"}
 _LDAP = {"-w": "both"}
+_HTTPIE = {"-a": "after-colon"}
+_ZIP = {"-P": "separate"}  # also the Mosquitto clients'
+_7ZIP = {"-p": "attached"}
 PROGRAM_OPTIONS: dict[str, dict[str, str]] = {
     **dict.fromkeys(("mysql", "mysqldump", "mysqladmin", "mysqlimport", "mysqlshow",
                      "mysqlcheck", "mysqlpump", "mariadb", "mariadb-dump"), _MYSQL),
@@ -40,6 +43,13 @@ PROGRAM_OPTIONS: dict[str, dict[str, str]] = {
     "curl": {"-b": "cookies", "-E": "after-colon", "--cert": "after-colon",
              "--proxy-cert": "after-colon"},
     "az": {"-p": "separate"},  # az login -u NAME -p PASSWORD
+    # httpie and xh: -a USER:PASSWORD (as curl's -u); zip's, 7-Zip's and ssh-keygen's
+    # passwords and passphrases; the Mosquitto clients' -P PASSWORD
+    **dict.fromkeys(("http", "https", "xh", "xhs"), _HTTPIE),
+    **dict.fromkeys(("zip", "unzip", "zipcloak", "funzip"), _ZIP),
+    **dict.fromkeys(("7z", "7za", "7zr", "7zz"), _7ZIP),
+    "ssh-keygen": {"-N": "separate", "-P": "separate"},
+    **dict.fromkeys(("mosquitto_pub", "mosquitto_sub", "mosquitto_rr"), _ZIP),
     "vault": {"login": "positional"},  # vault login TOKEN
     **dict.fromkeys(("docker", "podman", "nerdctl", "buildah", "skopeo", "helm", "oras",
                      "crane", "regctl"), _LOGIN),

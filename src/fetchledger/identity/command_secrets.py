@@ -125,8 +125,8 @@ def _takes_secret(option: str) -> bool:
     name nothing)."""
     if not _OPTION_NAME.fullmatch(option):
         return False
-    name = option.lstrip("-")
-    return len(name) >= 3 and is_secret_name(name)
+    name = option.lstrip("-")  # two letters name something: --pw, plink's -pw
+    return len(name) >= 2 and is_secret_name(name)
 
 
 _OPTION_NAME = re.compile(r"--?[^\W\d_][\w.-]*")
@@ -224,9 +224,23 @@ def _redact_embedded(argument: str, found: list[str], mark: Mark) -> str:
         argument = _URL.sub(lambda m: _redact_url(m.group(0), found, mark), argument)
     elif "=" in argument and any(c in argument for c in "?&;#"):
         argument = _PAIRS.sub(lambda m: redact_query(m.group(), found, mark), argument)
+    elif "=" in argument and "," in argument:  # mount -o user=u,password=V
+        argument = _COMMA_PAIRS.sub(lambda m: _comma_pair(m, found, mark), argument)
     elif "%" in argument:  # an encoded URL or query: https%3A%2F%2Fh%2Fp%3Ftoken%3DV
         argument = redact_nested(argument, found, mark)
     return argument
+
+
+# NAME=VALUE items of a comma-separated list (mount, sshfs and qemu options).
+_COMMA_PAIRS = re.compile(r"(?:^|(?<=,))([^\W\d][\w.-]*)=([^,\s]+)")
+
+
+def _comma_pair(match: re.Match[str], found: list[str], mark: Mark) -> str:
+    name, value = match.groups()
+    if not is_secret_name(name):
+        return match.group()
+    found.append(value)
+    return f"{name}={mark(value)}"
 
 
 # A secret-like name, then (optionally its closing quote and bracket) `:` or `=`,

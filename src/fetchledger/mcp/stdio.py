@@ -1,8 +1,10 @@
 """The stdio side of the server: what comes in that is no JSON-RPC message, and what
 happens when the client goes away."""
 
+import json
 import logging
 import os
+import re
 import threading
 import time
 from typing import Any
@@ -44,12 +46,36 @@ def _unreadable(error: Exception) -> JSONRPCError:
     """The answer to a line that is not JSON (-32700), or JSON that is no JSON-RPC
     message (-32600, with the request's id when it has one)."""
     problems = error.errors() if isinstance(error, ValidationError) else []
-    if not problems or any(p["type"] == "json_invalid" for p in problems):
+    invalid = [p for p in problems if p["type"] == "json_invalid"]
+    given: Any = _lenient_json(invalid[0]["input"]) if invalid else None
+    if not problems or (invalid and not isinstance(given, dict)):
         return JSONRPCError(jsonrpc="2.0", id=None,
                             error=ErrorData(code=PARSE_ERROR, message="Parse error"))
+    if invalid:  # JSON the SDK's parser refuses, Python's reads: a lone surrogate escape
+        return JSONRPCError(jsonrpc="2.0", id=_request_id(given), error=ErrorData(
+            code=INVALID_REQUEST, message="Invalid Request: the message is not Unicode text "
+            "(a lone surrogate escape, U+D800 to U+DFFF)"))
     given = next((p["input"] for p in problems if isinstance(p["input"], dict)), {})
+    return JSONRPCError(jsonrpc="2.0", id=_request_id(given),
+                        error=ErrorData(code=INVALID_REQUEST, message="Invalid Request"))
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+
+
+def _lenient_json(line: object) -> object:
+    """``line`` read by Python's JSON parser when it holds a surrogate escape (Python
+    takes a lone one, the SDK's parser refuses it), else None."""
+    if not isinstance(line, str) or not _SURROGATE_ESCAPE.search(line):
+        return None
+    try:
+        return json.loads(line)
+    except ValueError:
+        return None
+
+
+def _request_id(given: dict[str, Any]) -> int | str | None:
     request_id = given.get("id")
     if isinstance(request_id, bool) or not isinstance(request_id, (int, str)):
-        request_id = None
-    return JSONRPCError(jsonrpc="2.0", id=request_id,
-                        error=ErrorData(code=INVALID_REQUEST, message="Invalid Request"))
+        return None
+    return request_id

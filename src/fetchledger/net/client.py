@@ -393,6 +393,8 @@ def _check_header(name: str, value: str | None) -> None:
         raise InvalidArgument(f"invalid header name {name!r}")
     if value is not None and re.search(r"[\r\n\x00]", value):
         raise InvalidArgument(f"the value of header {name} contains a line break")
+    if value is not None and re.search("[\ud800-\udfff]", value):  # bytes not UTF-8
+        raise InvalidArgument(f"the value of header {name} is not valid UTF-8")
 
 
 def _same_origin(a: httpx.URL, b: httpx.URL) -> bool:

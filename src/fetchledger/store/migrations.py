@@ -181,6 +181,14 @@ def _shell_quoting(db: sqlite3.Connection) -> None:
     _reidentify(db)
 
 
+def _more_secret_options(db: sqlite3.Connection) -> None:
+    """Identities and displays brought under the secret options of session 6's red team
+    (``--pw V``, ``plink -pw V``, ``http -a USER:PW``, ``zip -P V``, ``7z -pV``,
+    ``ssh-keygen -N V``, ``mount -o user=u,password=V``: the value was stored in clear):
+    such a source is found again under its old id."""
+    _reidentify(db)
+
+
 def _reidentify(db: sqlite3.Connection, key: bytes | None = None) -> None:
     """Every stored identity, display, attempt locator and URL of version metadata
     under today's rules (:mod:`fetchledger.identity.upgrade`), with ``key`` or else the
@@ -290,6 +298,7 @@ MIGRATIONS: tuple[tuple[str, Callable[[sqlite3.Connection], None]], ...] = (
     ("0011_nested_secrets", _nested_secrets),
     ("0012_secret_shapes", _secret_shapes),
     ("0014_shell_quoting", _shell_quoting),
+    ("0016_more_secret_options", _more_secret_options),
 )
 
 
@@ -539,4 +548,5 @@ POSTGRES_MIGRATIONS: tuple[tuple[str, Callable[[PgConnection], None]], ...] = (
     ("0013_register_statement", _postgres_register_statement),
     ("0014_shell_quoting", _postgres_nested_secrets),  # the same re-identification
     ("0015_fewer_index_writes", _postgres_fewer_index_writes),
+    ("0016_more_secret_options", _postgres_nested_secrets),  # the same again
 )

@@ -22,8 +22,10 @@ from .windows import reading_columns
 __all__ = ["Failed", "Prepared", "prepare"]
 
 # One-for-one, so page offsets computed by the adapter stay valid. NUL becomes
-# U+FFFD: SQLite's text functions stop at NUL, which would misplace quotes.
-_STRAY_BREAKS = {ord(ch): "\n" for ch in LINE_BREAKS} | {0: "\ufffd"}
+# U+FFFD: SQLite's text functions stop at NUL, which would misplace quotes; so does a
+# lone surrogate (from JSON's "\ud800"), which no UTF-8 store can hold.
+_STRAY_BREAKS = ({ord(ch): "\n" for ch in LINE_BREAKS} | {0: "\ufffd"}
+                 | dict.fromkeys(range(0xD800, 0xE000), "\ufffd"))
 
 
 @dataclass(frozen=True)

@@ -50,6 +50,10 @@ INVISIBLE = ("\u00ad\u061c\u180e\u200b\u200c\u200d\u200e\u200f\u2060\u2061\u2062
              "\u2063\u2064\ufeff")
 _DROP_INVISIBLE = dict.fromkeys(map(ord, INVISIBLE))
 _ANY_INVISIBLE = re.compile(f"[{INVISIBLE}]")
+# A half of a surrogate pair standing alone: JSON may spell one ("\ud83d" without its
+# low half), Python keeps it, and no UTF-8 text (SQLite, PostgreSQL, a terminal) can
+# hold it. It becomes U+FFFD, one character for one, like a byte that does not decode.
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def visible_nfc(text: str) -> str:
@@ -57,6 +61,8 @@ def visible_nfc(text: str) -> str:
     compared with it: quotes, draft quotations)."""
     if _ANY_INVISIBLE.search(text):
         text = text.translate(_DROP_INVISIBLE)
+    if _LONE_SURROGATE.search(text):  # JSON's "\ud800": no text can be stored with it
+        text = _LONE_SURROGATE.sub("\ufffd", text)
     return text if unicodedata.is_normalized("NFC", text) else unicodedata.normalize("NFC", text)
 
 
@@ -78,9 +84,16 @@ def text_extractor_version() -> str:
 # overrides, isolates, marks), the interlinear annotation controls, and the tag
 # characters (U+E0000-E007F: invisible, yet a model reads them as ASCII: hidden
 # instructions in a page's text).
+# Also every other invisible format character (issue 13, red team): the ones stored text
+# drops (zero-width space and joiners, word joiner, invisible operators, BOM, soft hyphen,
+# U+180E) where a field keeps them (a file name, a URL, a command line: two names that
+# look alike are then told apart), the deprecated format controls U+206A-U+206F (they
+# swap brackets and reshape digits: `123` shown as `١٢٣`), the shorthand format controls
+# and the invisible musical beam and phrase marks.
 # Beyond C0 (which JSON always escapes): the same class, for JSON printed for people.
-UNPRINTABLE_BEYOND_C0 = ("\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069"
-                         "\ufff9-\ufffb\U000e0000-\U000e007f")
+UNPRINTABLE_BEYOND_C0 = ("\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u2028\u2029\u202a-\u202e"
+                         "\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U0001bca0-\U0001bca3"
+                         "\U0001d173-\U0001d17a\U000e0000-\U000e007f")
 _UNPRINTABLE = re.compile(f"[\x00-\x1f{UNPRINTABLE_BEYOND_C0}]")
 _NAMED_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
