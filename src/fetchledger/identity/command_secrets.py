@@ -111,7 +111,8 @@ def redact_argument(argument: str, previous: str | None = None,
     ``secrets`` when it is given. The rules are listed in this module's docstring."""
     mark = mark or plain_mark
     found = secrets if secrets is not None else []
-    if previous is not None and _takes_secret(previous) and not argument.startswith("-"):
+    if previous is not None and _option_takes_secret(previous) \
+            and not argument.startswith("-"):
         found.append(argument)
         return mark(argument)
     if previous in _USER_OPTIONS and ":" in argument:
@@ -130,6 +131,13 @@ def _takes_secret(option: str) -> bool:
 
 
 _OPTION_NAME = re.compile(r"--?[^\W\d_][\w.-]*")
+_IS_OPTION = _OPTION_NAME.fullmatch
+
+
+def _option_takes_secret(word: str) -> bool:
+    """:func:`_takes_secret`, the cache asked only about options (thousands of distinct
+    values before a word would push the options out of it)."""
+    return _IS_OPTION(word) is not None and _takes_secret(word)
 
 
 _AUTH_SCHEMES = frozenset({"basic", "bearer", "token", "digest", "negotiate", "ntlm", "hoba",
@@ -345,6 +353,9 @@ def _redact_words(words: Sequence[str], found: list[str], mark: Mark, depth: int
     nested = depth < _MAX_NESTING
     redacted = []
     done: set[int] = set()  # scripts: their shapes are marked by their own last pass
+    # what the rules gave a word after the same word before (`-token V -token V ...`, a
+    # script of one word repeated): its redaction, the values found, whether a script
+    seen: dict[tuple[str, str | None], tuple[str, list[str], bool]] = {}
     previous: str | None = None
     for i, word in enumerate(words):
         if "-----BEGIN" in word:  # a private key first: its armour looks like `NAME: V`
@@ -370,23 +381,44 @@ def _redact_words(words: Sequence[str], found: list[str], mark: Mark, depth: int
         elif _ACTIVE(word) is None and not word.startswith("-u") \
                 and (previous is None or previous[:1] != "-"):
             redacted.append(word)  # no rule can change it (a test runs them all to check)
-        elif _may_hold_secret(word, previous):
-            clean = redact_argument(word, previous, found, mark)
-            if clean == word and nested and _blank(word):
-                clean = _redact_script(word, found, mark, depth + 1)  # ssh host 'cmd …'
+        else:
+            clean, script = _by_the_rules(word, previous, found, mark, depth, nested, seen)
+            if script:
                 done.add(i)
             redacted.append(clean)
-        elif nested and (" " in word or "\n" in word or "\t" in word):
-            redacted.append(_redact_script(word, found, mark, depth + 1))  # watch 'cmd …'
-            done.add(i)
-        else:
-            redacted.append(word)
         previous = word
         if ends is not None:
             ends.append(len(found))
     if not shapes:  # a script's words: its last pass marks the shapes in its whole text
         return redacted
     return _shapes_marked(redacted, found, mark, done)
+
+
+def _by_the_rules(word: str, previous: str | None, found: list[str], mark: Mark,
+                  depth: int, nested: bool,
+                  seen: dict[tuple[str, str | None], tuple[str, list[str], bool]]
+                  ) -> tuple[str, bool]:
+    """A word of :func:`_redact_words` that a rule may change (or a script inside it:
+    ``ssh host 'cmd …'``, ``watch 'cmd …'``), redacted, and whether it was read as a
+    script; what the rules gave the same word after the same word before is in ``seen``
+    (the values found with it too)."""
+    again = seen.get((word, previous))
+    if again is not None:
+        found.extend(again[1])
+        return again[0], again[2]
+    at = len(found)
+    if _may_hold_secret(word, previous):
+        clean = redact_argument(word, previous, found, mark)
+        script = clean == word and nested and _blank(word)
+        if script:
+            clean = _redact_script(word, found, mark, depth + 1)  # ssh host 'cmd …'
+    elif nested and _blank(word):
+        clean, script = _redact_script(word, found, mark, depth + 1), True  # watch 'cmd …'
+    else:
+        return word, False
+    if _MEMO:
+        seen[word, previous] = (clean, found[at:], script)
+    return clean, script
 
 
 def _shapes_marked(words: list[str], found: list[str], mark: Mark,
@@ -408,6 +440,9 @@ def _shapes_marked(words: list[str], found: list[str], mark: Mark,
     return out
 
 
+# Whether _redact_words reuses what the rules gave the same word after the same word
+# (tests turn it off to compare: every word through the rules)
+_MEMO = True
 _NO_SCRIPTS: frozenset[int] = frozenset()
 _NO_OPTIONS: dict[int, str] = {}  # never changed: a command with options gets its own
 
@@ -425,7 +460,8 @@ def _plain_assignment(word: str, previous: str | None) -> tuple[str, str] | None
     match = _PLAIN_ASSIGNMENT.fullmatch(word)
     if match is None or not is_secret_name(match.group(1)):
         return None
-    if previous is not None and (previous in _USER_OPTIONS or _takes_secret(previous)):
+    if previous is not None and (previous in _USER_OPTIONS or (
+            _IS_OPTION(previous) is not None and _takes_secret(previous))):
         return None
     return match.group(1), match.group(2)
 
@@ -447,7 +483,8 @@ _ACTIVE = re.compile(r"[=:%'\" \n\t]").search
 def _may_hold_secret(word: str, previous: str | None) -> bool:
     """False for a word no rule of :func:`redact_argument` can touch (most of them): a
     quick test first, so that 30,000 plain words cost little."""
-    if previous is not None and (previous in _USER_OPTIONS or _takes_secret(previous)):
+    if previous is not None and (previous in _USER_OPTIONS or (
+            _IS_OPTION(previous) is not None and _takes_secret(previous))):
         return True
     if ":" in word or word.startswith("-u") or "%" in word or "'" in word or '"' in word:
         return True
