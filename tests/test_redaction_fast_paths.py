@@ -8,10 +8,14 @@ command lines and scripts (display, keyed identity, values found, in order):
   the rules gave it then (``-token V -token V ...``; a word of one quoted script
   repeated, as in ``'"k": "' * 16000``, was 350 ms);
 - ``_IS_OPTION``: the cache of options that take a secret is asked only about options
-  (6,250 distinct ``--token=V`` words pushed the options out of it at every word).
+  (6,250 distinct ``--token=V`` words pushed the options out of it at every word);
+- the name rule skips its allowlist when a name holds no secret word and no ``pass``
+  (then no allowlisted word is in it).
 """
 
 from __future__ import annotations
+
+import unicodedata
 
 import pytest
 from hypothesis import example, given, settings
@@ -19,6 +23,7 @@ from hypothesis import strategies as st
 
 from fetchledger.errors import InvalidArgument
 from fetchledger.identity import command_secrets as cs
+from fetchledger.identity import secrets
 from fetchledger.identity.commands import command_locator
 from test_secret_script_paths import _MARKS, _WORDS, _script, _word
 
@@ -77,3 +82,28 @@ def test_a_word_of_one_quoted_script_repeated_is_linear() -> None:
     argv = ["tool", '"k": "' * 600]
     fast, slow = _both(argv, argv[1])
     assert fast == slow
+
+
+def _is_secret_name_before(name: str) -> bool:
+    """:func:`secrets.is_secret_name` before session 6: every name through both
+    substitutions (the allowlist's too)."""
+    plain = name if name.isascii() else unicodedata.normalize("NFKC", name)
+    squeezed = secrets._NOT_SECRET.sub("", secrets._NOT_NAME.sub("", plain.lower()))
+    return bool(secrets._SECRET_WORDS.search(squeezed)) or squeezed.endswith(
+        secrets._SECRET_ENDINGS)
+
+
+_NAME_PIECES = ["pass", "by", "com", "word", "key", "mon", "auth", "or", "type", "to", "ken",
+                "iz", "sig", "n", "al", "s", "w", "pw", "sid", "_", "-", ".", "P", "ＡＰＩ", "Ｋ",
+                "é", "1", "otp", "secret", "ar", "sess", "cred"]
+
+
+@settings(max_examples=2000, deadline=None)
+@given(name=st.lists(st.sampled_from(_NAME_PIECES), max_size=6).map("".join)
+       | st.text(max_size=12))
+@example(name="pasbypasssword")  # `bypass` taken out makes `password`
+@example(name="pp000123")
+def test_the_name_rule_takes_the_short_way_only_when_it_changes_nothing(name: str) -> None:
+    """A name holding no secret word and no ``pass`` has no allowlisted word in it to
+    take out: the rule answers from its ending alone, as before."""
+    assert secrets.is_secret_name.__wrapped__(name) == _is_secret_name_before(name)

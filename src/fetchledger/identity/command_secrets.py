@@ -628,7 +628,8 @@ def _redact_script(text: str, found: list[str], mark: Mark, depth: int) -> str:
         deque(map(parts.__setitem__, [2 * i + 1 for i in changed],
                   map(quoted.__getitem__, clean)), maxlen=0)
         text = "".join(parts)
-    text = redact_shapes(text, found, mark)  # a token in a comment, a heredoc
+    if may_hold_shapes(text):  # (one pass in C where three would find nothing)
+        text = redact_shapes(text, found, mark)  # a token in a comment, a heredoc
     return scrub(text, found[start:], mark) if len(found) > start else text
 
 
