@@ -58,6 +58,8 @@ from .command_programs import (
     _script_positions,
 )
 from .finder import finder as cached_finder
+from .quoted_values import SQL_PASSWORD
+from .quoted_values import redact_quoted_values as _redact_quoted_values
 from .recorder import MAX_NESTING as _MAX_NESTING
 from .recorder import WORD_BREAK as _WORD_BREAK
 from .recorder import Recorder, Unrendered
@@ -235,53 +237,6 @@ def _redact_embedded(argument: str, found: list[str], mark: Mark) -> str:
     elif "%" in argument:  # an encoded URL or query: https%3A%2F%2Fh%2Fp%3Ftoken%3DV
         argument = redact_nested(argument, found, mark)
     return argument
-
-
-# A secret-like name, then (optionally its closing quote and bracket) `:` or `=`,
-# then an opening quote: `"api_key": "`, `TOKEN = '`, `environ['TOKEN']='`.
-# (One look-behind for both; the name possessive: what follows a name is never one of
-# its characters, so giving some back never matches. The same matches, in about half
-# the time of a look-behind in each and a name given back character by character.)
-_KEYED_QUOTE = re.compile(r"(?<![\w.-])(?:([^\W\d][\w.-]*+)"
-                          r"""(["']?\]?\s*[:=]\s*)(["'])"""
-                          # SQL: ALTER USER x WITH PASSWORD 'V', CREATE USER x IDENTIFIED BY 'V'
-                          r"|((?i:password|passwd|identified\s+by))(\s+)([\"']))")
-_SQL_PASSWORD = re.compile(r"(?i:password|passwd|identified\s+by)\s+[\"']")
-
-
-def _redact_quoted_values(text: str, found: list[str], mark: Mark) -> str:
-    """``text`` with each quoted value under a secret-like name replaced (JSON,
-    Python, YAML): one pass; once a quote is found unclosed from some place it is
-    not searched for again, so unclosed quotes cost nothing more."""
-    pieces: list[str] = []
-    last = 0
-    unclosed: dict[str, int] = {}
-    for match in _KEYED_QUOTE.finditer(text):
-        if match.start() < last or (match.group(1) and not is_secret_name(match.group(1))):
-            continue
-        quote = match.group(3) or match.group(6)
-        if match.end() >= unclosed.get(quote, len(text) + 1):
-            continue
-        close = _closing(text, match.end(), quote)
-        if close < 0:
-            unclosed[quote] = match.end()
-            continue
-        value = text[match.end():close]
-        if value:
-            found.append(value.replace("\\" + quote, quote))
-            pieces.extend((text[last:match.end()], mark(value)))
-            last = close
-    pieces.append(text[last:])
-    return "".join(pieces)
-
-
-def _closing(text: str, start: int, quote: str) -> int:
-    """The index of the quote closing a string whose inside starts at ``start`` (a
-    backslash escapes it), or -1; at most one look past each escaped quote."""
-    at = text.find(quote, start)
-    while at > 0 and text[at - 1] == "\\":
-        at = text.find(quote, at + 1)
-    return at
 
 
 def redact_argv(argv: Sequence[str], secrets: list[str] | None = None,
@@ -576,7 +531,7 @@ def _could_hold_secrets_as_written(text: str) -> bool:
     secret-bearing scripts first.)"""
     if ":" in text or ("%" in text and _ENCODED_EQUALS.search(text)) or may_hold_shapes(text):
         return True  # (a token or webhook URL: one pass in C, before the scans below)
-    if ("'" in text or '"' in text) and _SQL_PASSWORD.search(text):  # (a quote first: fast)
+    if ("'" in text or '"' in text) and SQL_PASSWORD.search(text):  # (a quote first: fast)
         return True
     if "=" in text and _secret_assignment(text):
         return True
