@@ -58,6 +58,41 @@ SHAPES: dict[str, list[str]] = {
     "1,000 distinct private keys in one option": ["tool", "--note", "".join(
         f"-----BEGIN RSA PRIVATE KEY-----\n{i:064d}\n-----END RSA PRIVATE KEY-----\n"
         for i in range(SIZE // 126))],
+    # session 6: more forms of thousands of distinct secrets, as a reviewer may try them
+    "3,030 distinct -H 'Authorization: Bearer V'": ["curl", *(
+        w for i in range(SIZE // 33) for w in ("-H", f"Authorization: Bearer t{i:06d}"))],
+    "5,263 distinct --password V": ["tool", *(w for i in range(SIZE // 19)
+                                              for w in ("--password", f"p{i:06d}"))],
+    "7,692 distinct -u u:V": ["curl", *(w for i in range(SIZE // 13)
+                                        for w in ("-u", f"u:p{i:06d}"))],
+    "5,000 distinct secret names --secretN=V": ["tool", *(f"--secret{i}=v{i:06d}"
+                                                          for i in range(SIZE // 20))],
+    "3,000 URLs with distinct user-info": ["curl", *(f"https://u:p{i:06d}@h{i}.example/p"
+                                                     for i in range(SIZE // 33))],
+    "one URL of 5,000 distinct secret names": ["curl", "https://h.example/p?" + "&".join(
+        f"api_key{i}=v{i:06d}" for i in range(SIZE // 20))],
+    "2,222 URLs of token= and secret=": ["curl", *(
+        f"https://h.example/p?token=t{i:05d}&secret=s{i:05d}" for i in range(SIZE // 45))],
+    "one JSON body, 1,800 nested secret names": ["curl", "-d", "{" + ",".join(
+        f'"o{i}": {{"token": "t{i:06d}", "n": {{"password": "p{i:06d}"}}}}'
+        for i in range(SIZE // 55)) + "}"],
+    "YAML-ish, 2,777 `tokenN: V` and `password: V` lines": ["tool", "--config", "".join(
+        f"token{i}: v{i:06d}\n  password: p{i:06d}\n" for i in range(SIZE // 36))],
+    "one -b of 7,000 cookies": ["curl", "-b", "; ".join(f"c{i}=v{i:06d}"
+                                                        for i in range(SIZE // 14))],
+    "one word of %25": ["echo", "%25" * (SIZE // 3)],
+    "one word of token= and &": ["curl", "-d", "token=" + "&token=" * (SIZE // 7)],
+    "one word of :@": ["echo", ":@" * (SIZE // 2)],
+    "one word of \\'\"": ["echo", "\\'\"" * (SIZE // 3)],
+    'one word of `"k": "` (was 350 ms)': ["tool", '"k": "' * (SIZE // 6)],
+    "sh -c, 4,761 distinct curl -u u:V h": ["sh", "-c", "; ".join(
+        f"curl -u u:p{i:06d} h" for i in range(SIZE // 21))],
+    "sh -c, a heredoc of 4,545 distinct JSON api_key lines": ["sh", "-c", "cat <<EOF\n" + "\n".join(
+        f'{{"api_key": "k{i:06d}"}}' for i in range(SIZE // 22)) + "\nEOF"],
+    "sh -c, 2,941 distinct git config user.password V": ["sh", "-c", "; ".join(
+        f"git config user.password p{i:06d}" for i in range(SIZE // 34))],
+    "sh -c, 3,030 distinct curl -H Authorization:V u": ["sh", "-c", "; ".join(
+        f"curl -H Authorization:t{i:06d} u" for i in range(SIZE // 33))],
 }
 _FRESH = itertools.count()
 _OLD_URL = re.compile(r"[a-zA-Z][a-zA-Z0-9+.-]*://[^\s'\"]+")  # before issue 13

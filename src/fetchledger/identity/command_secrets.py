@@ -58,6 +58,8 @@ from .command_programs import (
     _script_positions,
 )
 from .finder import finder as cached_finder
+from .quoted_values import SQL_PASSWORD
+from .quoted_values import redact_quoted_values as _redact_quoted_values
 from .recorder import MAX_NESTING as _MAX_NESTING
 from .recorder import WORD_BREAK as _WORD_BREAK
 from .recorder import Recorder, Unrendered
@@ -111,7 +113,8 @@ def redact_argument(argument: str, previous: str | None = None,
     ``secrets`` when it is given. The rules are listed in this module's docstring."""
     mark = mark or plain_mark
     found = secrets if secrets is not None else []
-    if previous is not None and _takes_secret(previous) and not argument.startswith("-"):
+    if previous is not None and _option_takes_secret(previous) \
+            and not argument.startswith("-"):
         found.append(argument)
         return mark(argument)
     if previous in _USER_OPTIONS and ":" in argument:
@@ -130,6 +133,13 @@ def _takes_secret(option: str) -> bool:
 
 
 _OPTION_NAME = re.compile(r"--?[^\W\d_][\w.-]*")
+_IS_OPTION = _OPTION_NAME.fullmatch
+
+
+def _option_takes_secret(word: str) -> bool:
+    """:func:`_takes_secret`, the cache asked only about options (thousands of distinct
+    values before a word would push the options out of it)."""
+    return _IS_OPTION(word) is not None and _takes_secret(word)
 
 
 _AUTH_SCHEMES = frozenset({"basic", "bearer", "token", "digest", "negotiate", "ntlm", "hoba",
@@ -243,53 +253,6 @@ def _comma_pair(match: re.Match[str], found: list[str], mark: Mark) -> str:
     return f"{name}={mark(value)}"
 
 
-# A secret-like name, then (optionally its closing quote and bracket) `:` or `=`,
-# then an opening quote: `"api_key": "`, `TOKEN = '`, `environ['TOKEN']='`.
-# (One look-behind for both; the name possessive: what follows a name is never one of
-# its characters, so giving some back never matches. The same matches, in about half
-# the time of a look-behind in each and a name given back character by character.)
-_KEYED_QUOTE = re.compile(r"(?<![\w.-])(?:([^\W\d][\w.-]*+)"
-                          r"""(["']?\]?\s*[:=]\s*)(["'])"""
-                          # SQL: ALTER USER x WITH PASSWORD 'V', CREATE USER x IDENTIFIED BY 'V'
-                          r"|((?i:password|passwd|identified\s+by))(\s+)([\"']))")
-_SQL_PASSWORD = re.compile(r"(?i:password|passwd|identified\s+by)\s+[\"']")
-
-
-def _redact_quoted_values(text: str, found: list[str], mark: Mark) -> str:
-    """``text`` with each quoted value under a secret-like name replaced (JSON,
-    Python, YAML): one pass; once a quote is found unclosed from some place it is
-    not searched for again, so unclosed quotes cost nothing more."""
-    pieces: list[str] = []
-    last = 0
-    unclosed: dict[str, int] = {}
-    for match in _KEYED_QUOTE.finditer(text):
-        if match.start() < last or (match.group(1) and not is_secret_name(match.group(1))):
-            continue
-        quote = match.group(3) or match.group(6)
-        if match.end() >= unclosed.get(quote, len(text) + 1):
-            continue
-        close = _closing(text, match.end(), quote)
-        if close < 0:
-            unclosed[quote] = match.end()
-            continue
-        value = text[match.end():close]
-        if value:
-            found.append(value.replace("\\" + quote, quote))
-            pieces.extend((text[last:match.end()], mark(value)))
-            last = close
-    pieces.append(text[last:])
-    return "".join(pieces)
-
-
-def _closing(text: str, start: int, quote: str) -> int:
-    """The index of the quote closing a string whose inside starts at ``start`` (a
-    backslash escapes it), or -1; at most one look past each escaped quote."""
-    at = text.find(quote, start)
-    while at > 0 and text[at - 1] == "\\":
-        at = text.find(quote, at + 1)
-    return at
-
-
 def redact_argv(argv: Sequence[str], secrets: list[str] | None = None,
                 mark: Mark | None = None) -> list[str]:
     """``argv`` with secrets replaced by ``mark`` of them (see :func:`redact_argument`);
@@ -359,6 +322,9 @@ def _redact_words(words: Sequence[str], found: list[str], mark: Mark, depth: int
     nested = depth < _MAX_NESTING
     redacted = []
     done: set[int] = set()  # scripts: their shapes are marked by their own last pass
+    # what the rules gave a word after the same word before (`-token V -token V ...`, a
+    # script of one word repeated): its redaction, the values found, whether a script
+    seen: dict[tuple[str, str | None], tuple[str, list[str], bool]] = {}
     previous: str | None = None
     for i, word in enumerate(words):
         if "-----BEGIN" in word:  # a private key first: its armour looks like `NAME: V`
@@ -384,23 +350,44 @@ def _redact_words(words: Sequence[str], found: list[str], mark: Mark, depth: int
         elif _ACTIVE(word) is None and not word.startswith("-u") \
                 and (previous is None or previous[:1] != "-"):
             redacted.append(word)  # no rule can change it (a test runs them all to check)
-        elif _may_hold_secret(word, previous):
-            clean = redact_argument(word, previous, found, mark)
-            if clean == word and nested and _blank(word):
-                clean = _redact_script(word, found, mark, depth + 1)  # ssh host 'cmd …'
+        else:
+            clean, script = _by_the_rules(word, previous, found, mark, depth, nested, seen)
+            if script:
                 done.add(i)
             redacted.append(clean)
-        elif nested and (" " in word or "\n" in word or "\t" in word):
-            redacted.append(_redact_script(word, found, mark, depth + 1))  # watch 'cmd …'
-            done.add(i)
-        else:
-            redacted.append(word)
         previous = word
         if ends is not None:
             ends.append(len(found))
     if not shapes:  # a script's words: its last pass marks the shapes in its whole text
         return redacted
     return _shapes_marked(redacted, found, mark, done)
+
+
+def _by_the_rules(word: str, previous: str | None, found: list[str], mark: Mark,
+                  depth: int, nested: bool,
+                  seen: dict[tuple[str, str | None], tuple[str, list[str], bool]]
+                  ) -> tuple[str, bool]:
+    """A word of :func:`_redact_words` that a rule may change (or a script inside it:
+    ``ssh host 'cmd …'``, ``watch 'cmd …'``), redacted, and whether it was read as a
+    script; what the rules gave the same word after the same word before is in ``seen``
+    (the values found with it too)."""
+    again = seen.get((word, previous))
+    if again is not None:
+        found.extend(again[1])
+        return again[0], again[2]
+    at = len(found)
+    if _may_hold_secret(word, previous):
+        clean = redact_argument(word, previous, found, mark)
+        script = clean == word and nested and _blank(word)
+        if script:
+            clean = _redact_script(word, found, mark, depth + 1)  # ssh host 'cmd …'
+    elif nested and _blank(word):
+        clean, script = _redact_script(word, found, mark, depth + 1), True  # watch 'cmd …'
+    else:
+        return word, False
+    if _MEMO:
+        seen[word, previous] = (clean, found[at:], script)
+    return clean, script
 
 
 def _shapes_marked(words: list[str], found: list[str], mark: Mark,
@@ -422,6 +409,9 @@ def _shapes_marked(words: list[str], found: list[str], mark: Mark,
     return out
 
 
+# Whether _redact_words reuses what the rules gave the same word after the same word
+# (tests turn it off to compare: every word through the rules)
+_MEMO = True
 _NO_SCRIPTS: frozenset[int] = frozenset()
 _NO_OPTIONS: dict[int, str] = {}  # never changed: a command with options gets its own
 
@@ -439,7 +429,8 @@ def _plain_assignment(word: str, previous: str | None) -> tuple[str, str] | None
     match = _PLAIN_ASSIGNMENT.fullmatch(word)
     if match is None or not is_secret_name(match.group(1)):
         return None
-    if previous is not None and (previous in _USER_OPTIONS or _takes_secret(previous)):
+    if previous is not None and (previous in _USER_OPTIONS or (
+            _IS_OPTION(previous) is not None and _takes_secret(previous))):
         return None
     return match.group(1), match.group(2)
 
@@ -461,7 +452,8 @@ _ACTIVE = re.compile(r"[=:%'\" \n\t]").search
 def _may_hold_secret(word: str, previous: str | None) -> bool:
     """False for a word no rule of :func:`redact_argument` can touch (most of them): a
     quick test first, so that 30,000 plain words cost little."""
-    if previous is not None and (previous in _USER_OPTIONS or _takes_secret(previous)):
+    if previous is not None and (previous in _USER_OPTIONS or (
+            _IS_OPTION(previous) is not None and _takes_secret(previous))):
         return True
     if ":" in word or word.startswith("-u") or "%" in word or "'" in word or '"' in word:
         return True
@@ -553,7 +545,7 @@ def _could_hold_secrets_as_written(text: str) -> bool:
     secret-bearing scripts first.)"""
     if ":" in text or ("%" in text and _ENCODED_EQUALS.search(text)) or may_hold_shapes(text):
         return True  # (a token or webhook URL: one pass in C, before the scans below)
-    if ("'" in text or '"' in text) and _SQL_PASSWORD.search(text):  # (a quote first: fast)
+    if ("'" in text or '"' in text) and SQL_PASSWORD.search(text):  # (a quote first: fast)
         return True
     if "=" in text and _secret_assignment(text):
         return True
@@ -605,7 +597,8 @@ def _redact_script(text: str, found: list[str], mark: Mark, depth: int) -> str:
         deque(map(parts.__setitem__, [2 * i + 1 for i in changed],
                   map(quoted.__getitem__, clean)), maxlen=0)
         text = "".join(parts)
-    text = redact_shapes(text, found, mark)  # a token in a comment, a heredoc
+    if may_hold_shapes(text):  # (one pass in C where three would find nothing)
+        text = redact_shapes(text, found, mark)  # a token in a comment, a heredoc
     return scrub(text, found[start:], mark) if len(found) > start else text
 
 

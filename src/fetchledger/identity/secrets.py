@@ -119,7 +119,14 @@ def is_secret_name(name: str) -> bool:
     ``Cookie``, ``session_id``... but not ``keyword``, ``--author`` or ``design``."""
     # NFKC first: fullwidth and other compatibility letters (`ＡＰＩ＿ＫＥＹ`) are ASCII then
     plain = name if name.isascii() else unicodedata.normalize("NFKC", name)
-    squeezed = _NOT_SECRET.sub("", _NOT_NAME.sub("", plain.lower()))
+    lowered = plain.lower()
+    if not (lowered.isascii() and lowered.isalnum()):
+        lowered = _NOT_NAME.sub("", lowered)
+    # (every word of the allowlist holds a secret word or `pass`: a name holding neither
+    # has none to take out — most names, and thousands of distinct values after options)
+    if "pass" not in lowered and not _SECRET_WORDS.search(lowered):
+        return lowered.endswith(_SECRET_ENDINGS)
+    squeezed = _NOT_SECRET.sub("", lowered)
     return bool(_SECRET_WORDS.search(squeezed)) or squeezed.endswith(_SECRET_ENDINGS)
 
 

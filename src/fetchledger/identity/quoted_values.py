@@ -1,0 +1,58 @@
+"""Quoted values under secret-like names (DESIGN §8), for
+:mod:`fetchledger.identity.command_secrets`: JSON (``{"api_key": "V"}``), Python and
+YAML-ish (``TOKEN = 'V'``, ``os.environ['TOKEN']='V'``), SQL (``PASSWORD 'V'``), in a
+word or in a script's raw text (a heredoc's JSON)."""
+
+from __future__ import annotations
+
+import re
+
+from .secrets import Mark, is_secret_name
+
+__all__ = ["SQL_PASSWORD", "redact_quoted_values"]
+
+# A secret-like name, then (optionally its closing quote and bracket) `:` or `=`,
+# then an opening quote: `"api_key": "`, `TOKEN = '`, `environ['TOKEN']='`.
+# (One look-behind for both; the name possessive: what follows a name is never one of
+# its characters, so giving some back never matches. The same matches, in about half
+# the time of a look-behind in each and a name given back character by character.)
+_KEYED_QUOTE = re.compile(r"(?<![\w.-])(?:([^\W\d][\w.-]*+)"
+                          r"""(["']?\]?\s*[:=]\s*)(["'])"""
+                          # SQL: ALTER USER x WITH PASSWORD 'V', CREATE USER x IDENTIFIED BY 'V'
+                          r"|((?i:password|passwd|identified\s+by))(\s+)([\"']))")
+SQL_PASSWORD = re.compile(r"(?i:password|passwd|identified\s+by)\s+[\"']")
+
+
+def redact_quoted_values(text: str, found: list[str], mark: Mark) -> str:
+    """``text`` with each quoted value under a secret-like name replaced (JSON,
+    Python, YAML): one pass; once a quote is found unclosed from some place it is
+    not searched for again, so unclosed quotes cost nothing more."""
+    pieces: list[str] = []
+    last = 0
+    unclosed: dict[str, int] = {}
+    for match in _KEYED_QUOTE.finditer(text):
+        if match.start() < last or (match.group(1) and not is_secret_name(match.group(1))):
+            continue
+        quote = match.group(3) or match.group(6)
+        if match.end() >= unclosed.get(quote, len(text) + 1):
+            continue
+        close = _closing(text, match.end(), quote)
+        if close < 0:
+            unclosed[quote] = match.end()
+            continue
+        value = text[match.end():close]
+        if value:
+            found.append(value.replace("\\" + quote, quote))
+            pieces.extend((text[last:match.end()], mark(value)))
+            last = close
+    pieces.append(text[last:])
+    return "".join(pieces)
+
+
+def _closing(text: str, start: int, quote: str) -> int:
+    """The index of the quote closing a string whose inside starts at ``start`` (a
+    backslash escapes it), or -1; at most one look past each escaped quote."""
+    at = text.find(quote, start)
+    while at > 0 and text[at - 1] == "\\":
+        at = text.find(quote, at + 1)
+    return at

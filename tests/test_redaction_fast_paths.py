@@ -1,0 +1,109 @@
+"""Issue 13's linear-time target, session 6: the shortcuts that cut the CPU of redacting
+a 100,000-character command line change nothing that comes out.
+
+Each shortcut can be turned off, and these tests compare the two ways on generated
+command lines and scripts (display, keyed identity, values found, in order):
+
+- ``_MEMO``: within one simple command, a word after the same word as before takes what
+  the rules gave it then (``-token V -token V ...``; a word of one quoted script
+  repeated, as in ``'"k": "' * 16000``, was 350 ms);
+- ``_IS_OPTION``: the cache of options that take a secret is asked only about options
+  (6,250 distinct ``--token=V`` words pushed the options out of it at every word);
+- the name rule skips its allowlist when a name holds no secret word and no ``pass``
+  (then no allowlisted word is in it).
+"""
+
+from __future__ import annotations
+
+import unicodedata
+
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from fetchledger.errors import InvalidArgument
+from fetchledger.identity import command_secrets as cs
+from fetchledger.identity import secrets
+from fetchledger.identity.commands import command_locator
+from test_secret_script_paths import _MARKS, _WORDS, _script, _word
+
+
+@st.composite
+def _repeating_argv(draw: st.DrawFn) -> list[str]:
+    """An argv of a few distinct words, each used many times (the same word after the
+    same word: what the memo reuses), maybe behind a program or shell."""
+    pool = draw(st.lists(st.sampled_from(_WORDS) | _word(), min_size=1, max_size=5))
+    words = draw(st.lists(st.sampled_from(pool), min_size=1, max_size=30))
+    head = draw(st.sampled_from([[], ["tool"], ["curl"], ["mysql"], ["sshpass"],
+                                 ["sh", "-c"], ["ssh", "h"], ["git", "config"]]))
+    return [*head, *words]
+
+
+def _every_way(argv: list[str], script: str) -> list[object]:
+    out: list[object] = []
+    for mark in (*_MARKS, cs.Recorder()):
+        found: list[str] = []
+        out.append((cs.redact_argv_each(argv, (mark,), found), found))
+        found = []
+        out.append((cs._redact_script(script, found, mark, 0), found))
+    try:
+        locator = command_locator(argv, key=b"k" * 32)
+    except InvalidArgument as exc:  # (an empty command, a NUL)
+        out.append(str(exc))
+    else:
+        out.append((locator.locator, locator.display, locator.secrets))
+    return out
+
+
+def _both(argv: list[str], script: str) -> tuple[list[object], list[object]]:
+    fast = _every_way(argv, script)
+    with pytest.MonkeyPatch.context() as patched:
+        patched.setattr(cs, "_MEMO", False)
+        patched.setattr(cs, "_IS_OPTION", lambda word: True)  # every word asks the cache
+        slow = _every_way(argv, script)
+    return fast, slow
+
+
+@settings(max_examples=300, deadline=None)
+@given(argv=_repeating_argv(), script=_script())
+@example(argv=["tool", *(["-token", "v4lue"] * 4)], script='"k": "' * 8)
+@example(argv=["tool", '"k": "' * 8], script="x 'a b' 'a b'; y '--token V' '--token V'")
+@example(argv=["tool", "--password", "p1", "--password", "p1", "-u", "u:p", "-u", "u:p"],
+         script='cat <<EOF\n{"api_key": "k1"}\n{"api_key": "k1"}\nEOF')
+def test_the_shortcuts_give_what_the_rules_give(argv: list[str], script: str) -> None:
+    fast, slow = _both(argv, script)
+    assert fast == slow
+
+
+def test_a_word_of_one_quoted_script_repeated_is_linear() -> None:
+    """``'"k": "' * n`` as one argument: a word of blanks inside quotes, read as a script,
+    whose words are each a small script again (16,000 of them at 100,000 characters,
+    each through the rules before: 350 ms of CPU). The same result as without the memo."""
+    argv = ["tool", '"k": "' * 600]
+    fast, slow = _both(argv, argv[1])
+    assert fast == slow
+
+
+def _is_secret_name_before(name: str) -> bool:
+    """:func:`secrets.is_secret_name` before session 6: every name through both
+    substitutions (the allowlist's too)."""
+    plain = name if name.isascii() else unicodedata.normalize("NFKC", name)
+    squeezed = secrets._NOT_SECRET.sub("", secrets._NOT_NAME.sub("", plain.lower()))
+    return bool(secrets._SECRET_WORDS.search(squeezed)) or squeezed.endswith(
+        secrets._SECRET_ENDINGS)
+
+
+_NAME_PIECES = ["pass", "by", "com", "word", "key", "mon", "auth", "or", "type", "to", "ken",
+                "iz", "sig", "n", "al", "s", "w", "pw", "sid", "_", "-", ".", "P", "ＡＰＩ", "Ｋ",
+                "é", "1", "otp", "secret", "ar", "sess", "cred"]
+
+
+@settings(max_examples=2000, deadline=None)
+@given(name=st.lists(st.sampled_from(_NAME_PIECES), max_size=6).map("".join)
+       | st.text(max_size=12))
+@example(name="pasbypasssword")  # `bypass` taken out makes `password`
+@example(name="pp000123")
+def test_the_name_rule_takes_the_short_way_only_when_it_changes_nothing(name: str) -> None:
+    """A name holding no secret word and no ``pass`` has no allowlisted word in it to
+    take out: the rule answers from its ending alone, as before."""
+    assert secrets.is_secret_name.__wrapped__(name) == _is_secret_name_before(name)
