@@ -362,7 +362,7 @@ def test_shape_redaction_is_linear(text: str) -> None:
 
     small, big = cpu_ms(text[: len(text) // 10]), cpu_ms(text)
     assert big <= 50, f"{big:.1f} ms of CPU for {len(text):,} characters"
-    assert big <= 20 * max(small, 0.5), (small, big)
+    assert big <= 20 * max(small, 1.0), (small, big)  # a floor above timer noise
 
 
 # --- private keys -----------------------------------------------------------------------
