@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from ..document import Document
 from ..errors import EmptyContent, InvalidArgument, RetrievalFailed
 from ..models import SearchHit
+from ..records import quick
 from ..text.normalize import LINE_BREAKS, one_line
 from ..text.passages import QuoteSpan, select_quotes, split_passages
 from . import windows
@@ -28,6 +29,7 @@ _STRAY_BREAKS = {ord(ch): "\n" for ch in LINE_BREAKS} | {0: "\ufffd"}
 _STRAY = re.compile("[" + re.escape(LINE_BREAKS) + "\x00]")
 
 
+@quick
 @dataclass(frozen=True)
 class Prepared:
     """A version ready to write, and the quotes to hand out for it."""

@@ -20,6 +20,7 @@ from typing import Any, Protocol
 
 from ..document import StoredRaw
 from ..models import Attempt, Quote, SearchHit, Source
+from ..records import quick
 from ..text.passages import Passage
 
 __all__ = [
@@ -63,6 +64,7 @@ def utc_now() -> str:
     return held[1]
 
 
+@quick
 @dataclass(frozen=True)
 class PreparedVersion:
     """Everything one registration writes, computed before the transaction opens."""
@@ -91,6 +93,7 @@ class PreparedVersion:
     chunks: tuple[bytes, ...]  # the text, compressed by chunks (store.windows)
 
 
+@quick
 @dataclass(frozen=True)
 class QuoteRow:
     """A quote to record: ``text`` is ``stored_text[start:end]`` of the version."""
@@ -102,6 +105,7 @@ class QuoteRow:
     text: str
 
 
+@quick
 @dataclass(frozen=True)
 class Registration:
     """One retrieval to register: its version and the quotes handed out with it.
@@ -126,6 +130,7 @@ class AttemptRow:
     message: str
 
 
+@quick
 @dataclass(frozen=True)
 class StoredVersion:
     """What a registration produced: the source id, its version, and whether each is new."""

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from ..document import Page
+from ..records import quick
 from .normalize import fold_for_match
 
 __all__ = [
@@ -52,6 +53,7 @@ MAX_PASSAGE = 1000  # longer sentences are indexed in chunks of about this size
 ELLIPSIS = "…"
 
 
+@quick
 @dataclass(frozen=True)
 class Passage:
     """``text[start:end]`` is one sentence (or chunk of one) on one line."""
@@ -62,6 +64,7 @@ class Passage:
     label: str | None = None
 
 
+@quick
 @dataclass(frozen=True)
 class QuoteSpan:
     """A quote cut from a passage: ``text[start:end]`` verbatim, ``line`` for display."""
