@@ -199,6 +199,23 @@ def test_a_copy_into_postgres_indexes_as_registration_does(place: Any) -> None:
     assert [r for r in index_of(into) if r[4] is None]  # the superseded version's passages
 
 
+@pytest.mark.postgres
+def test_a_copy_into_postgres_keeps_the_passage_indexes(place: Any) -> None:
+    """The copy writes passages with their indexes dropped and makes them again after:
+    the destination ends with the indexes a new ledger has, and they are used."""
+    source, fresh, into = place("sqlite"), place("postgres"), place("postgres")
+    fill(source)
+    copy_ledger(source, into)
+    with Ledger(fresh):
+        pass
+    definitions = ("SELECT indexname, indexdef FROM pg_indexes "
+                   "WHERE tablename = 'passage' ORDER BY indexname")
+    assert rows(into, definitions) == rows(fresh, definitions)
+    assert len(rows(into, definitions)) >= 4
+    with Ledger(into) as ledger:
+        assert ledger.quotes("pressure cookers", k=1)[0].snippets
+
+
 @pytest.mark.parametrize("kind", ["sqlite",
                                   pytest.param("postgres", marks=pytest.mark.postgres)])
 def test_a_copy_indexes_a_long_text_in_linear_time(place: Any, kind: str) -> None:

@@ -132,7 +132,7 @@ class PostgresBulk:
 
     def import_rows(self, batches: Iterable[CopyBatch]) -> None:
         """Fill this EMPTY ledger with another's rows in one transaction, ids unchanged,
-        then index the passages of each source's latest version."""
+        the passages of each source's latest version with their search terms."""
         def work(db: Connection) -> None:
             held = db.execute("SELECT (SELECT count(*) FROM source), "
                               "(SELECT count(*) FROM attempt)").fetchone()
@@ -142,47 +142,67 @@ class PostgresBulk:
                     f"the ledger {self.shown} is not empty ({held[0]} sources, {held[1]} "
                     "attempts): copy goes into an empty ledger only",
                     hint="name a new file, or an empty PostgreSQL database")
+            # passages wait in a table of their own until their terms are made: each one
+            # is then written once, its terms with it
+            db.execute(f"CREATE TEMPORARY TABLE copied_passage ON COMMIT DROP AS "
+                       f"SELECT {quoted_columns('passage')} FROM passage WITH NO DATA")
             with db.cursor() as cursor:
                 for table, found in batches:
                     if table == "identity_key":  # the source's key: identities stay equal
                         cursor.execute("DELETE FROM identity_key")
-                    marks = ", ".join(["%s"] * len(COPY_COLUMNS[table]))
-                    cursor.executemany(f"INSERT INTO {table} ({quoted_columns(table)}) "
-                                       f"VALUES ({marks})", found)
+                    into = "copied_passage" if table == "passage" else table
+                    # COPY, not an INSERT a row: a giant source has millions of passages
+                    with cursor.copy(f"COPY {into} ({quoted_columns(table)}) "
+                                     "FROM STDIN") as copy:
+                        for row in found:
+                            copy.write_row(row)
+            self._write_passages(db)
             # the internal ids and the id counter go on after the copied ones
             for table in ("version", "passage", "quote", "attempt", "search_hit"):
                 db.execute(f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), "
                            f"coalesce(max(id), 0) + 1, false) FROM {table}")
             db.execute("UPDATE counter SET value = (SELECT coalesce(max(id), 0) FROM source) "
                        "WHERE name = 'source'")
-            self._index_latest(db)
 
         self._write(work, tries=1)  # the rows can be read once only
 
     @staticmethod
-    def _index_latest(db: Connection) -> None:
-        """Index the passages of each source's latest version: each version's text is
-        read once and its passages cut from it here (a ``substr`` per passage of a
-        stored text decompresses it from its start each time: quadratic in a long
-        text's passages), a few MB of text at a time; the terms go to the server in
-        one COPY and into the index by one UPDATE."""
+    def _write_passages(db: Connection) -> None:
+        """Write the copied passages, each once: those of each source's latest version
+        with their search terms, the others (older versions are not searched) without.
+        Each latest version's text is read once and its passages cut from it here (a
+        ``substr`` per passage of a stored text decompresses it from its start each
+        time: quadratic in a long text's passages), a few MB of text at a time; the
+        terms go to the server in COPYs, and the passages into the ledger by one INSERT."""
         sizes = db.execute("SELECT v.id, length(v.text) FROM source s "
                            "JOIN version v ON v.id = s.latest_version ORDER BY v.id").fetchall()
-        db.execute("CREATE TEMPORARY TABLE copied_terms (id BIGINT, terms TEXT[]) "
+        db.execute("CREATE TEMPORARY TABLE copied_terms (id BIGINT, terms TEXT) "
                    "ON COMMIT DROP")
         for group in _by_size(sizes, _INDEX_CHARS):
             texts: dict[int, str] = dict(db.execute(
                 "SELECT id, text FROM version WHERE id = ANY(%s)", (group,)).fetchall())
-            spans = db.execute('SELECT id, version_id, start, "end" FROM passage '
+            spans = db.execute('SELECT id, version_id, start, "end" FROM copied_passage '
                                "WHERE version_id = ANY(%s) ORDER BY id", (group,)).fetchall()
             with db.cursor() as cursor, cursor.copy(
                     "COPY copied_terms (id, terms) FROM STDIN") as copy:
-                copy.set_types(["bigint", "text[]"])
-                for passage_id, version_id, start, end in spans:
-                    copy.write_row((passage_id, passage_terms(texts[version_id][start:end])))
+                for passage_id, version_id, start, end in spans:  # as registration sends them
+                    copy.write_row((passage_id,
+                                    " ".join(passage_terms(texts[version_id][start:end]))))
             del texts, spans
-        db.execute("UPDATE passage p SET terms = array_to_tsvector(t.terms) "
-                   "FROM copied_terms t WHERE p.id = t.id")
+        # the passage indexes made again once the rows are in: faster than kept up
+        # row by row (the ledger is new, and nothing else sees it before the commit)
+        indexes = db.execute(
+            "SELECT indexrelid::regclass::text, pg_get_indexdef(indexrelid) FROM pg_index "
+            "WHERE indrelid = 'passage'::regclass AND indexrelid NOT IN "
+            "(SELECT conindid FROM pg_constraint)").fetchall()
+        for name, _ in indexes:
+            db.execute(f"DROP INDEX {name}")
+        columns = ", ".join(f'c."{c}"' for c in COPY_COLUMNS["passage"])
+        db.execute(f"INSERT INTO passage ({quoted_columns('passage')}, terms) "
+                   f"SELECT {columns}, array_to_tsvector(string_to_array(t.terms, ' ')) "
+                   "FROM copied_passage c LEFT JOIN copied_terms t ON t.id = c.id ORDER BY c.id")
+        for _, definition in indexes:
+            db.execute(definition)
 
     def export_rows(self, batch: int = 500) -> Iterator[CopyBatch]:
         """Every row of the ledger, table by table and by id, from one snapshot."""
