@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import statistics
+import subprocess
 import sys
 import uuid
 from collections.abc import Iterator, Sequence
@@ -77,3 +78,16 @@ def pg_ledger(server: str) -> Iterator[str]:
     finally:
         with psycopg.connect(admin, autocommit=True) as db:
             db.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+def git_source(ref: str, folder: Path) -> Path | None:
+    """``src/`` of commit ``ref`` unpacked into ``folder`` (None without git or the ref):
+    a baseline's code, run beside this tree's with ``PYTHONPATH``."""
+    try:
+        archive = subprocess.run(["git", "-C", str(ROOT), "archive", ref, "src"],
+                                 capture_output=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    folder.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["tar", "-x", "-C", str(folder)], input=archive, check=True)
+    return folder / "src"

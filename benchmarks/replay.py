@@ -48,7 +48,7 @@ from fetchledger import Ledger
 from fetchledger.adapters.extract import decode_html, extract_html
 from fetchledger.batch.worker import usable_cores
 
-from _common import ROOT, corpus_or_skip, table
+from _common import corpus_or_skip, git_source, table
 
 
 class _Counting:
@@ -186,17 +186,6 @@ def _unchanged(outcomes: list[Any]) -> None:
 # --- reextract --------------------------------------------------------------------------
 
 
-def old_source(ref: str, folder: Path) -> Path | None:
-    """``src/`` of commit ``ref`` unpacked into ``folder`` (None without git or the ref)."""
-    try:
-        archive = subprocess.run(["git", "-C", str(ROOT), "archive", ref, "src"],
-                                 capture_output=True, check=True).stdout
-    except (OSError, subprocess.CalledProcessError):
-        return None
-    subprocess.run(["tar", "-x", "-C", str(folder)], input=archive, check=True)
-    return folder / "src"
-
-
 def build_with(source: Path | None, ledger: Path, urls: list[str]) -> float:
     """Batch the URLs into ``ledger`` with the code in ``source`` (today's when None)."""
     listing = ledger.with_suffix(".urls")
@@ -216,7 +205,7 @@ def bench_reextract(pages: list[Path], old_ref: str, folder: Path) -> None:
     server = PageServer(bodies)
     urls = [server.url("plain", i) for i in range(len(pages))]
     (folder / "old").mkdir()
-    old = old_source(old_ref, folder / "old")
+    old = git_source(old_ref, folder / "old")
     rows = []
     started = time.perf_counter()
     for body in bodies:  # (imports and first-call costs included, as in reextract)

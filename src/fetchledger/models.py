@@ -24,6 +24,7 @@ from urllib.parse import urlsplit
 
 from .errors import FetchLedgerError, QuoteNotFound
 from .hints import Front, phrased
+from .records import quick
 from .text.normalize import UNPRINTABLE_BEYOND_C0, one_line, printable, printable_line
 
 __all__ = [
@@ -115,6 +116,7 @@ def json_text(data: Any, *, indent: int | None = 2) -> str:
     return _RAW_IN_JSON.sub(_json_escape, json.dumps(data, ensure_ascii=False, indent=indent))
 
 
+@quick
 @dataclass(frozen=True)
 class Source:
     """One registered source, as of one of its versions (the latest unless stated)."""
@@ -207,6 +209,7 @@ class Quote:
     first_at: str | None = None
 
 
+@quick
 @dataclass(frozen=True, kw_only=True)
 class Snippet(Quote):
     """A quote as handed out: ``line`` is how it is displayed, with "…" where it was
@@ -234,6 +237,7 @@ class Snippet(Quote):
         }
 
 
+@quick
 @dataclass(frozen=True)
 class Retrieval:
     """A registered source and the snippets handed out for it."""

@@ -17,11 +17,11 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import psycopg
 
 from ..errors import InvalidArgument
-from ..text.passages import tokenize
+from ..text.passages import span_tokens, tokenize
 from .protocol import COPY_COLUMNS, ClaimRound, CopyBatch, quoted_columns
 from .windows import COPY_ORDER
 
-__all__ = ["Connection", "PostgresBulk", "passage_terms"]
+__all__ = ["Connection", "PostgresBulk", "passage_terms", "passages_terms"]
 
 T = TypeVar("T")
 Connection = psycopg.Connection[tuple[Any, ...]]
@@ -34,6 +34,13 @@ _INDEX_CHARS = 8_000_000  # characters of stored text held at once by the copy's
 def passage_terms(text: str) -> list[str]:
     """The distinct index terms of one passage."""
     return sorted({t for t in tokenize(text) if len(t) <= _MAX_TERM})
+
+
+def passages_terms(text: str, spans: Iterable[tuple[int, int]]) -> list[str]:
+    """``" ".join(passage_terms(text[start:end]))`` for each passage span of ``text``,
+    the words of them all read at once (:func:`~fetchledger.text.passages.span_tokens`)."""
+    return [" ".join(sorted({t for t in tokens if len(t) <= _MAX_TERM}))
+            for tokens in span_tokens(text, spans)]
 
 
 def _by_size(sizes: Sequence[tuple[int, int]], most: int) -> Iterator[list[int]]:

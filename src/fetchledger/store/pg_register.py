@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import psycopg
 
 from ..models import SearchHit
-from .pg_bulk import passage_terms
+from .pg_bulk import passages_terms
 from .protocol import (
     AttemptRow,
     QuoteRow,
@@ -84,18 +84,23 @@ def _row(raw: tuple[bytes | None, ...]) -> tuple[Any, ...]:
             int(source_id), *values)
 
 
+_JSON = json.JSONEncoder(ensure_ascii=False).encode  # json.dumps(x, ensure_ascii=False)
+_JSON_SORTED = json.JSONEncoder(ensure_ascii=False, sort_keys=True).encode
+
+
 def _described(registration: Registration) -> dict[str, Any]:
     """One registration as ``fetchledger_register`` reads it (all but the text, raw
     bytes and chunks), with each passage's index terms."""
     p = registration.version
     text = p.text
+    spans = [(s.start, s.end) for s in p.passages]
     return {
         "kind": p.kind, "locator": p.locator, "display": p.display,
         "names": sorted({p.locator, *p.aliases}), "title": p.title, "site": p.site,
         "author": p.author, "published": p.date, "at": p.retrieved_at,
         "text_sha256": p.text_sha256, "raw_sha256": p.raw_sha256,
         "extractor": p.extractor, "extractor_version": p.extractor_version,
-        "meta": json.dumps(p.meta, ensure_ascii=False, sort_keys=True),
+        "meta": _JSON_SORTED(p.meta) if p.meta else "{}",
         "pages": json.dumps(p.pages) if p.pages else None,
         "raw_size": p.raw_size, "raw_stored": p.raw_stored,
         "retrieved": registration.retrieved, "chunks": len(p.chunks),
@@ -103,10 +108,10 @@ def _described(registration: Registration) -> dict[str, Any]:
                    for q in registration.quotes],
         "hits": [[h.query or "", h.engine or "", h.rank, h.title, h.snippet]
                  for h in registration.searches],
-        "passages": [[s.start, s.end, s.page, s.label,
-                      " ".join(passage_terms(text[s.start : s.end])),
+        "passages": [[s.start, s.end, s.page, s.label, terms,
                       text[s.start : s.end] if heading else None]
-                     for s, heading in zip(p.passages, p.headings, strict=True)],
+                     for s, heading, terms in zip(p.passages, p.headings,
+                                                  passages_terms(text, spans), strict=True)],
     }
 
 
@@ -174,9 +179,9 @@ class PostgresRegistration:
         docstring). A unique violation (another writer registered one of the names
         meanwhile) rolled it all back: it is run again, and then finds that source."""
         # CPU work before the statement: its transaction holds locks.
-        described = [json.dumps(_described(r), ensure_ascii=False) for r in registrations]
-        failed = json.dumps([[a.kind, a.locator, a.status, a.message] for a in attempts],
-                            ensure_ascii=False)
+        described = [_JSON(_described(r)) for r in registrations]
+        failed = _JSON([[a.kind, a.locator, a.status, a.message] for a in attempts]
+                       ) if attempts else "[]"
         rounds = _rounds(registrations) or [[]]
         retried = (psycopg.errors.UniqueViolation,)
         if len(rounds) == 1:  # one statement, its own transaction

@@ -8,16 +8,18 @@ in other processes and the writer only writes.
 from __future__ import annotations
 
 import hashlib
+import re
 import zlib
 from dataclasses import dataclass
 
 from ..document import Document
 from ..errors import EmptyContent, InvalidArgument, RetrievalFailed
 from ..models import SearchHit
+from ..records import quick
 from ..text.normalize import LINE_BREAKS, one_line
 from ..text.passages import QuoteSpan, select_quotes, split_passages
+from . import windows
 from .protocol import AttemptRow, PreparedVersion, QuoteRow, Registration, utc_now
-from .windows import reading_columns
 
 __all__ = ["Failed", "Prepared", "prepare"]
 
@@ -26,8 +28,10 @@ __all__ = ["Failed", "Prepared", "prepare"]
 # lone surrogate (from JSON's "\ud800"), which no UTF-8 store can hold.
 _STRAY_BREAKS = ({ord(ch): "\n" for ch in LINE_BREAKS} | {0: "\ufffd"}
                  | dict.fromkeys(range(0xD800, 0xE000), "\ufffd"))
+_STRAY = re.compile("[" + re.escape(LINE_BREAKS) + "\x00\ud800-\udfff]")
 
 
+@quick
 @dataclass(frozen=True)
 class Prepared:
     """A version ready to write, and the quotes to hand out for it."""
@@ -72,8 +76,11 @@ def prepare(
     ``page_range`` (first, last or None) limits the quotes handed out to those
     pages; the whole document is still stored, so a source has one identity.
     """
-    # Adapters normalize line breaks; this guarantees it (DESIGN §2.2).
-    text = document.text.translate(_STRAY_BREAKS)
+    # Adapters normalize line breaks; this guarantees it (DESIGN §2.2). (Looked for
+    # first: translating every character costs ten times the search.)
+    text = document.text
+    if _STRAY.search(text):
+        text = text.translate(_STRAY_BREAKS)
     if not text.strip():
         raise EmptyContent("no readable text", locator=document.display)
     passages = split_passages(text, document.pages)
@@ -91,7 +98,13 @@ def prepare(
     quotes = select_quotes(text, candidates, query, k, title=document.title)
     raw = document.raw
     stored = raw[:max_raw_stored]
-    headings, chunks = reading_columns(document.kind, text, passages)
+    encoded = text.encode("utf-8")
+    raw_compressed = zlib.compress(stored, 6)
+    # A text of one chunk stored as its own raw bytes (plain text, command output)
+    # compresses to the same chunk: made once.
+    same = len(text) <= windows.CHUNK and stored == encoded
+    headings, chunks = windows.reading_columns(document.kind, text, passages,
+                                       chunks=(raw_compressed,) if same else None)
     version = PreparedVersion(
         kind=document.kind,
         locator=document.locator,
@@ -103,9 +116,9 @@ def prepare(
         date=document.date,
         retrieved_at=retrieved_at or utc_now(),
         text=text,
-        text_sha256=hashlib.sha256(text.encode("utf-8")).hexdigest(),
+        text_sha256=hashlib.sha256(encoded).hexdigest(),
         raw_sha256=hashlib.sha256(raw).hexdigest(),
-        raw_compressed=zlib.compress(stored, 6),
+        raw_compressed=raw_compressed,
         raw_size=len(raw),
         raw_stored=len(stored),
         extractor=document.extractor,

@@ -12,6 +12,7 @@ backend ranks the same way.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -19,6 +20,7 @@ from typing import Any, Protocol
 
 from ..document import StoredRaw
 from ..models import Attempt, Quote, SearchHit, Source
+from ..records import quick
 from ..text.passages import Passage
 
 __all__ = [
@@ -45,11 +47,24 @@ __all__ = [
 ]
 
 
+_SHOWN_SECOND: list[tuple[int, str]] = [(-1, "")]  # the last second utc_now() wrote out
+
+
 def utc_now() -> str:
-    """The current time as ISO 8601 UTC with seconds: ``2026-11-30T10:59:37Z``."""
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    """The current time as ISO 8601 UTC with seconds: ``2026-11-30T10:59:37Z``.
+
+    Written out once a second (``strftime`` costs more than the rest of a registration's
+    bookkeeping); the second is the clock's, exactly (nanoseconds, floored as
+    ``datetime.now`` floors them)."""
+    second = time.time_ns() // 1_000_000_000
+    held = _SHOWN_SECOND[0]
+    if held[0] != second:
+        held = _SHOWN_SECOND[0] = (second, datetime.fromtimestamp(second, timezone.utc)
+                                   .strftime("%Y-%m-%dT%H:%M:%SZ"))
+    return held[1]
 
 
+@quick
 @dataclass(frozen=True)
 class PreparedVersion:
     """Everything one registration writes, computed before the transaction opens."""
@@ -78,6 +93,7 @@ class PreparedVersion:
     chunks: tuple[bytes, ...]  # the text, compressed by chunks (store.windows)
 
 
+@quick
 @dataclass(frozen=True)
 class QuoteRow:
     """A quote to record: ``text`` is ``stored_text[start:end]`` of the version."""
@@ -89,6 +105,7 @@ class QuoteRow:
     text: str
 
 
+@quick
 @dataclass(frozen=True)
 class Registration:
     """One retrieval to register: its version and the quotes handed out with it.
@@ -113,6 +130,7 @@ class AttemptRow:
     message: str
 
 
+@quick
 @dataclass(frozen=True)
 class StoredVersion:
     """What a registration produced: the source id, its version, and whether each is new."""
@@ -242,7 +260,7 @@ def source_from_row(row: Sequence[Any]) -> Source:
         id=row[0], kind=row[1], locator=row[2], title=row[3], retrieved_at=row[4],
         sha256=row[5], versions=row[6], version=row[7], first_retrieved=row[8],
         last_retrieved=row[9], site=row[10], author=row[11], date=row[12],
-        meta=json.loads(row[13]),
+        meta={} if row[13] == "{}" else json.loads(row[13]),  # (most versions have none)
     )
 
 

@@ -53,13 +53,15 @@ def chunk_rows(version_id: int, chunks: Sequence[bytes]) -> list[tuple[int, int,
     return [(version_id, n, body) for n, body in enumerate(chunks)]
 
 
-def reading_columns(kind: str, text: str, passages: Sequence[Passage]
+def reading_columns(kind: str, text: str, passages: Sequence[Passage], *,
+                    chunks: tuple[bytes, ...] | None = None,
                     ) -> tuple[tuple[bool, ...], tuple[bytes, ...]]:
     """What a version stores for reading beside its passages: each passage's heading
     flag (none in command output: its lines are no document's structure) and the
-    text's chunks. CPU work, done before the write transaction."""
+    text's chunks (``chunks``: already made, ``chunk_text(text)``). CPU work, done
+    before the write transaction."""
     flags = (False,) * len(passages) if kind == "command" else heading_flags(text, passages)
-    return tuple(flags), chunk_text(text)
+    return tuple(flags), chunk_text(text) if chunks is None else chunks
 
 
 class WindowReads(ABC):

@@ -14,11 +14,12 @@ import itertools
 import math
 import re
 from collections import Counter
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
 from ..document import Page
+from ..records import quick
 from .normalize import fold_for_match
 
 __all__ = [
@@ -40,6 +41,7 @@ __all__ = [
     "rank_candidates",
     "search_words",
     "select_quotes",
+    "span_tokens",
     "split_passages",
     "split_sentences",
     "term_tokens",
@@ -51,6 +53,7 @@ MAX_PASSAGE = 1000  # longer sentences are indexed in chunks of about this size
 ELLIPSIS = "…"
 
 
+@quick
 @dataclass(frozen=True)
 class Passage:
     """``text[start:end]`` is one sentence (or chunk of one) on one line."""
@@ -61,6 +64,7 @@ class Passage:
     label: str | None = None
 
 
+@quick
 @dataclass(frozen=True)
 class QuoteSpan:
     """A quote cut from a passage: ``text[start:end]`` verbatim, ``line`` for display."""
@@ -94,7 +98,9 @@ _BOUNDARY = re.compile(
 # A note number a PDF or a page glued after a word's full stop (its superscript lost):
 # "take 5 seconds.23 If ..." ends the sentence after the number. Only after a word of two
 # letters or more (never a decimal, "3.5 Million"), and only before a capital.
-_GLUED_NUMBER = re.compile(r"(?<=[^\W\d_]{2})([.!?])\d{1,3}(?=\s+[\"'“‘«(\[]*[^\W\d_])")
+# (The terminator comes first and the letters before it are looked behind from after
+# it: the search then skips to each terminator instead of trying every position.)
+_GLUED_NUMBER = re.compile(r"([.!?])(?<=[^\W\d_]{2}[.!?])\d{1,3}(?=\s+[\"'“‘«(\[]*[^\W\d_])")
 _CJK_BOUNDARY = re.compile(r"[。！？]+[」』”’）]*")
 _WORD = re.compile(r"\S+")
 
@@ -110,9 +116,7 @@ _OPENERS = "\"'“‘«(["
 def is_abbreviation(line: str, dot: int) -> bool:
     """True when the '.' at ``dot`` ends an abbreviation (Ph.D., e.g., U.S.) or an
     initial (J. Smith), not a sentence. Shared by stored text and drafts."""
-    begin = dot
-    while begin > 0 and not line[begin - 1].isspace():
-        begin -= 1
+    begin = _word_start(line, dot)
     written = line[begin:dot].lstrip("\"'“‘«([*_")
     word = written.lower()
     if word in _BEFORE_NUMBERS:  # "Fig. 3", "p. 72", "No. 5" — but "piece of art. The"
@@ -124,6 +128,24 @@ def is_abbreviation(line: str, dot: int) -> bool:
         after = line[dot + 1 :].lstrip()
         return written.isupper() or (bool(after) and after[0].isdigit())
     return word in _ABBREVIATIONS or bool(_LETTERS_WITH_DOTS.fullmatch(word))
+
+
+_LAST_SPACE = re.compile(r".*\s", re.DOTALL)  # to the last whitespace (``\s``: isspace)
+_WORD_WINDOW = 64
+
+
+def _word_start(line: str, at: int) -> int:
+    """Where the run of non-whitespace that ends at ``at`` begins: after the last
+    whitespace before ``at`` (looked for in C over the 64 characters before it, then,
+    for a longer word, character by character)."""
+    low = max(0, at - _WORD_WINDOW)
+    space = _LAST_SPACE.match(line, low, at)
+    if space is not None:
+        return space.end()
+    begin = low
+    while begin > 0 and not line[begin - 1].isspace():
+        begin -= 1
+    return begin
 
 
 def split_sentences(line: str) -> list[tuple[int, int]]:
@@ -142,7 +164,8 @@ def split_sentences(line: str) -> list[tuple[int, int]]:
         if after[:1].isupper() and not (match.group(1) == "." and
                                          is_abbreviation(line, match.start())):
             cuts.append(match.end())
-    cuts.extend(m.end() for m in _CJK_BOUNDARY.finditer(line))
+    if not line.isascii():  # (an ASCII line holds no CJK terminator)
+        cuts.extend(m.end() for m in _CJK_BOUNDARY.finditer(line))
     spans: list[tuple[int, int]] = []
     begin = 0
     for cut in [*sorted(set(cuts)), len(line)]:
@@ -189,19 +212,29 @@ def split_passages(text: str, pages: Sequence[Page] = ()) -> list[Passage]:
     list item's bullet (``- ``, ``• ``) is not part of its first passage."""
     page_starts = [p.start for p in pages]
     passages: list[Passage] = []
+    append = passages.append
     offset = 0
     for line in text.split("\n"):
+        length = len(line)
         bullet = _BULLET.match(line)
         skip = offset + bullet.end() if bullet else offset
-        for begin, end in _line_pieces(offset, len(line), pages, page_starts):
-            page = _page_at(pages, page_starts, begin)
+        # unpaged text: the line is one piece, sentences of at most MAX_PASSAGE one passage
+        pieces = (_line_pieces(offset, length, pages, page_starts) if pages
+                  else ((offset, offset + length),) if length else ())
+        for begin, end in pieces:
+            page = _page_at(pages, page_starts, begin) if pages else None
             number, label = (page.number, page.label) if page else (None, None)
-            segment = text[begin:end]
+            segment = line if end - begin == length else text[begin:end]
             for s_start, s_end in split_sentences(segment):
                 start = max(begin + s_start, skip)
-                for c_start, c_end in _chunks(text, start, begin + s_end, MAX_PASSAGE):
-                    passages.append(Passage(c_start, c_end, number, label))
-        offset += len(line) + 1
+                stop = begin + s_end
+                if stop - start <= MAX_PASSAGE:
+                    if start < stop:
+                        append(Passage(start, stop, number, label))
+                    continue
+                for c_start, c_end in _chunks(text, start, stop, MAX_PASSAGE):
+                    append(Passage(c_start, c_end, number, label))
+        offset += length + 1
     return passages
 
 
@@ -251,6 +284,18 @@ def tokenize(text: str) -> list[str]:
     """Lowercased, diacritic-free, stemmed word tokens (for ranking only)."""
     # Digits stem to themselves; skipping them keeps the stem cache for words.
     return [w if w.isdigit() else _stem(w) for w in _TOKEN.findall(fold_for_match(text))]
+
+
+def span_tokens(text: str, spans: Iterable[tuple[int, int]]) -> Iterator[list[str]]:
+    """``tokenize(text[start:end])`` for each span, in order; an ASCII text (whose
+    lowercase keeps every offset) is folded once for them all, its words read in
+    place."""
+    if not text.isascii():
+        yield from (tokenize(text[start:end]) for start, end in spans)
+        return
+    folded, words, stem = text.lower(), _TOKEN.findall, _stem
+    for start, end in spans:
+        yield [w if w.isdigit() else stem(w) for w in words(folded, start, end)]
 
 
 def term_tokens(text: str, terms: Collection[str]) -> list[str]:
@@ -444,11 +489,19 @@ def _title_forms(title: str | None) -> frozenset[str]:
     return frozenset(f for f in (_LOOSE.sub(" ", p).strip().casefold() for p in parts) if f)
 
 
+# A word each of _BIBLIOGRAPHY's alternatives holds, and the characters a navigation
+# separator is made of: a line without any is spared the search (it cannot match).
+_BIBLIOGRAPHY_WORDS = ("Retrieved", "Archived", "doi:", "DOI:", "ISBN", "ISSN", "arXiv:",
+                       "ccessed")
+_NAV_MARK = re.compile(r"[|·•»›/]")
+
+
 def _line_role(line: str) -> str:
-    if _URL_LINE.match(line.strip()) or _BIBLIOGRAPHY.search(line) or _CITED_WORK.match(
-            line.lstrip("-•*0123456789.) ")):
+    if _URL_LINE.match(line.strip()) or (
+            any(word in line for word in _BIBLIOGRAPHY_WORDS) and _BIBLIOGRAPHY.search(line)
+            ) or _CITED_WORK.match(line.lstrip("-•*0123456789.) ")):
         return FURNITURE
-    parts = _NAV_SEPARATOR.split(line)
+    parts = _NAV_SEPARATOR.split(line) if _NAV_MARK.search(line) else [line]
     if len(parts) >= 3 and all(len(p.split()) <= 3 and not any(c.isdigit() for c in p)
                                for p in parts) and not line.rstrip().endswith((".", "!", "?")):
         return FURNITURE
@@ -482,13 +535,23 @@ def _ends_sentence(text: str, pos: int) -> bool:
 _TRAILING_MARKS = re.compile(rf"(?:{_MARK}|(?<=[^\W\d_][.!?])\d{{1,3}})+$")
 
 
+# The characters a footnote mark can end with (``]``, a superscript digit; a decimal
+# digit is told by ``str.isdecimal``, as ``\d`` is), and ``\n``, before which ``$``
+# also matches: a ``_TRAILING_MARKS`` match ending at ``i`` needs one at ``i - 1``.
+_MARK_ENDS = frozenset("]\n¹²³⁰⁴⁵⁶⁷⁸⁹")
+
+
 def _after_terminator(text: str, i: int) -> bool:
     """Does ``text[:i]`` end with a terminator, then closers and footnote marks?"""
     while True:
-        marks = _TRAILING_MARKS.search(text, max(0, i - 40), i)
-        if marks is not None and marks.start() < i:
-            i = marks.start()
-            continue
+        # The search tries every start in its window (40 tries, most of a quote's
+        # cut); it runs only where a mark can end (a sentence's own end: never).
+        last = text[i - 1] if i > 0 else ""
+        if last and (last in _MARK_ENDS or last.isdecimal()):
+            marks = _TRAILING_MARKS.search(text, max(0, i - 40), i)
+            if marks is not None and marks.start() < i:
+                i = marks.start()
+                continue
         if i > 0 and text[i - 1] in _CLOSERS:
             i -= 1
             continue
@@ -580,17 +643,9 @@ def select_quotes(
     order = [index for _, index in rank(text, passages, query, title=title)] if query else []
     if not order and query and not lead_if_no_match:
         return []
-    if not order:
-        roles = passage_roles(text, passages, title)
-        substantial = [i for i, p in enumerate(passages)
-                       if roles[i] == BODY and _is_substantial(text, p)]
-        taken = set(substantial)  # built once: per passage, it made this quadratic
-        # then the rest, but not bare punctuation such as "{" or "],"
-        order = substantial + [i for i, p in enumerate(passages) if i not in taken
-                               and _TOKEN.search(text, p.start, p.end)]
     chosen: list[QuoteSpan] = []
     seen: set[str] = set()
-    for index in order:
+    for index in order or _leading(text, passages, title):
         span = cut_quote(text, passages[index], terms, max_chars)
         key = text[span.start : span.end]
         if key in seen:
@@ -600,6 +655,21 @@ def select_quotes(
         if len(chosen) == k:
             break
     return chosen
+
+
+def _leading(text: str, passages: Sequence[Passage], title: str | None) -> Iterator[int]:
+    """The passages handed out without a query, in order: those of substance on the
+    page's body (:func:`passage_roles`), then the rest but bare punctuation such as
+    ``{`` or ``],``. Lazily: a retrieval takes the first few, and judging every
+    passage of a long text for them was most of its quotes' time."""
+    roles = _Roles(title)
+    taken: set[int] = set()
+    for i, p in enumerate(passages):
+        if roles.of(text, p) == BODY and _is_substantial(text, p):
+            taken.add(i)
+            yield i
+    yield from (i for i, p in enumerate(passages)
+                if i not in taken and _TOKEN.search(text, p.start, p.end))
 
 
 def _is_substantial(text: str, passage: Passage) -> bool:
