@@ -261,29 +261,11 @@ def test_a_ledger_that_held_a_secret_named_with_shell_quoting_keeps_its_ids(
     ``sh -c 'x --tok\\en=V'`` kept V in its identity and display; migration 0014 finds
     each such source again under its old id (two values stay two sources) and V leaves
     the ledger."""
-    from fetchledger.identity.commands import command_locator
-
-    folder = tmp_path.resolve()
-    scripts = [["sh", "-c", "deploy --tok\\en=Qu0t3dV4lu3One"],
-               ["sh", "-c", "deploy --tok\\en=Qu0t3dV4lu3Two"],
-               ["sh", "-c", "export TO''KEN=Qu0t3dV4lu3Three"]]
-    with Ledger(ledger_path) as ledger:
-        key = ledger.identity_key
-        for argv in scripts:
-            locator = f"{shlex.join(argv)} (in {folder})"  # as the old rules stored it
-            ledger.register(Document(kind="command", locator=locator, display=locator,
-                                     text="Deployed.", raw=b"r", meta={"argv": argv}))
-    rows(ledger_path, "DELETE FROM migration WHERE name = '0014_shell_quoting'")
-    with Ledger(ledger_path) as ledger:
-        for n, argv in enumerate(scripts, start=1):
-            assert ledger.source_for(command_locator(argv, folder, key=key).locator).id == n
-        assert len(ledger.sources()) == 3
-        assert "REDACTED" in ledger.source(1).locator
-    for value in ("Qu0t3dV4lu3One", "Qu0t3dV4lu3Two", "Qu0t3dV4lu3Three"):
-        for table, column in (("source", "locator"), ("source", "display"),
-                              ("alias", "locator"), ("version", "meta")):
-            for (stored,) in rows(ledger_path, f"SELECT {column} FROM {table}"):
-                assert value not in str(stored), (table, column, stored)
+    _commands_found_again(tmp_path, ledger_path, "0014_shell_quoting", [
+        ["sh", "-c", "deploy --tok\\en=Qu0t3dV4lu3One"],
+        ["sh", "-c", "deploy --tok\\en=Qu0t3dV4lu3Two"],
+        ["sh", "-c", "export TO''KEN=Qu0t3dV4lu3Three"]],
+        ("Qu0t3dV4lu3One", "Qu0t3dV4lu3Two", "Qu0t3dV4lu3Three"), text="Deployed.")
 
 
 @pytest.mark.both_backends
@@ -293,26 +275,37 @@ def test_a_ledger_that_held_secret_options_of_session_6_keeps_its_ids(
     user=u,password=V`` kept V in identity and display; migration 0016 finds each such
     source again under its old id (two values stay two sources) and V leaves the
     ledger."""
+    _commands_found_again(tmp_path, ledger_path, "0016_more_secret_options", [
+        ["plink", "-pw", "Opt1onV4lueOne", "host"],
+        ["plink", "-pw", "Opt1onV4lueTwo", "host"],
+        ["http", "-a", "bob:Opt1onV4lueThree", "https://h/"],
+        ["mount", "-o", "user=u,password=Opt1onV4lueFour", "//h/s", "/mnt"]],
+        ("Opt1onV4lueOne", "Opt1onV4lueTwo", "Opt1onV4lueThree", "Opt1onV4lueFour"),
+        text="Done.")
+
+
+def _commands_found_again(folder: Path, ledger_path: LedgerLocation, migration: str,
+                          commands: list[list[str]], values: tuple[str, ...], *,
+                          text: str) -> None:
+    """Commands registered as the rules before ``migration`` stored them (their secret
+    values in clear) are found again under their ids once it has run (two values stay
+    two sources), and their values leave the ledger."""
     from fetchledger.identity.commands import command_locator
 
-    folder = tmp_path.resolve()
-    commands = [["plink", "-pw", "Opt1onV4lueOne", "host"],
-                ["plink", "-pw", "Opt1onV4lueTwo", "host"],
-                ["http", "-a", "bob:Opt1onV4lueThree", "https://h/"],
-                ["mount", "-o", "user=u,password=Opt1onV4lueFour", "//h/s", "/mnt"]]
+    folder = folder.resolve()
     with Ledger(ledger_path) as ledger:
         key = ledger.identity_key
         for argv in commands:
             locator = f"{shlex.join(argv)} (in {folder})"  # as the old rules stored it
             ledger.register(Document(kind="command", locator=locator, display=locator,
-                                     text="Done.", raw=b"r", meta={"argv": argv}))
-    rows(ledger_path, "DELETE FROM migration WHERE name = '0016_more_secret_options'")
+                                     text=text, raw=b"r", meta={"argv": argv}))
+    rows(ledger_path, f"DELETE FROM migration WHERE name = '{migration}'")
     with Ledger(ledger_path) as ledger:
         for n, argv in enumerate(commands, start=1):
             assert ledger.source_for(command_locator(argv, folder, key=key).locator).id == n
-        assert len(ledger.sources()) == 4
+        assert len(ledger.sources()) == len(commands)
         assert "REDACTED" in ledger.source(1).locator
-    for value in ("Opt1onV4lueOne", "Opt1onV4lueTwo", "Opt1onV4lueThree", "Opt1onV4lueFour"):
+    for value in values:
         for table, column in (("source", "locator"), ("source", "display"),
                               ("alias", "locator"), ("version", "meta")):
             for (stored,) in rows(ledger_path, f"SELECT {column} FROM {table}"):
