@@ -28,7 +28,8 @@ __all__ = ["Failed", "Prepared", "prepare"]
 # lone surrogate (from JSON's "\ud800"), which no UTF-8 store can hold.
 _STRAY_BREAKS = ({ord(ch): "\n" for ch in LINE_BREAKS} | {0: "\ufffd"}
                  | dict.fromkeys(range(0xD800, 0xE000), "\ufffd"))
-_STRAY = re.compile("[" + re.escape(LINE_BREAKS) + "\x00\ud800-\udfff]")
+# (what the table replaces, looked for first)
+_STRAY = re.compile("[" + "".join(re.escape(chr(c)) for c in _STRAY_BREAKS) + "]")
 
 
 @quick
