@@ -97,7 +97,7 @@ def test_an_old_ledger_keeps_its_ids_and_finds_them_under_the_new_identity(
         ("0001_initial",), ("0002_keyed_identity",), ("0005_search_hits",),
         ("0007_secret_rules",), ("0008_reading",), ("0010_credentials_not_identity",),
         ("0011_nested_secrets",), ("0012_secret_shapes",), ("0014_shell_quoting",),
-        ("0016_more_secret_options",)]
+        ("0016_more_secret_options",), ("0017_more_secret_forms",)]
     assert rows(path, "PRAGMA integrity_check") == [("ok",)]
 
 
@@ -282,6 +282,24 @@ def test_a_ledger_that_held_secret_options_of_session_6_keeps_its_ids(
         ["mount", "-o", "user=u,password=Opt1onV4lueFour", "//h/s", "/mnt"]],
         ("Opt1onV4lueOne", "Opt1onV4lueTwo", "Opt1onV4lueThree", "Opt1onV4lueFour"),
         text="Done.")
+
+
+@pytest.mark.both_backends
+def test_a_ledger_that_held_glued_passwords_keeps_its_ids(
+        tmp_path: Path, ledger_path: LedgerLocation) -> None:
+    """Before session 7, ``smbclient -U alice%V``, ``sqlplus alice/V@db``, ``htpasswd -b f
+    u V``, ``xfreerdp /p:V`` and ``curl u:V@h/x`` kept V in identity and display;
+    migration 0017 finds each such source again under its old id (two values stay two
+    sources) and V leaves the ledger."""
+    _commands_found_again(tmp_path, ledger_path, "0017_more_secret_forms", [
+        ["smbclient", "//srv/s", "-U", "alice%Gl0edV4lueOne"],
+        ["smbclient", "//srv/s", "-U", "alice%Gl0edV4lueTwo"],
+        ["sqlplus", "alice/Gl0edV4lueThree@db"],
+        ["htpasswd", "-b", "f", "alice", "Gl0edV4lueFour"],
+        ["xfreerdp", "/u:alice", "/p:Gl0edV4lueFive"],
+        ["curl", "alice:Gl0edV4lueSix@example.com/x"]],
+        ("Gl0edV4lueOne", "Gl0edV4lueTwo", "Gl0edV4lueThree", "Gl0edV4lueFour",
+         "Gl0edV4lueFive", "Gl0edV4lueSix"), text="Done.")
 
 
 def _commands_found_again(folder: Path, ledger_path: LedgerLocation, migration: str,
