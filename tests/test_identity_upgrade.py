@@ -302,6 +302,37 @@ def test_a_ledger_that_held_glued_passwords_keeps_its_ids(
          "Gl0edV4lueFive", "Gl0edV4lueSix"), text="Done.")
 
 
+@pytest.mark.both_backends
+def test_a_ledger_that_held_callback_codes_and_link_tokens_keeps_its_ids(
+        tmp_path: Path, ledger_path: LedgerLocation) -> None:
+    """Before session 7, an OAuth callback's ``?code=`` and a ``/reset-password/TOKEN``
+    link were identities and displays in clear; migration 0017 finds each source again
+    under its old id (two codes stay two sources) and the values leave the ledger, while
+    ``?code=python`` stays as it was."""
+    urls = ["https://app.example/cb?code=4f0AX4XfWh7Kq9ZtR2mB&state=s1",
+            "https://app.example/cb?code=Zq8Rt2mB4f0AX4XfWh7K&state=s1",
+            "https://app.example/reset-password/Tk9mB2x7Qw4Lp8Zr3Yv",
+            "https://docs.example/search?code=python"]
+    with Ledger(ledger_path) as ledger:
+        key = ledger.identity_key
+        for url in urls:
+            ledger.register(Document(kind="web", locator=url, display=url, raw=b"r",
+                                     text="The stored text of a web source.",
+                                     meta={"final_url": url}))
+    rows(ledger_path, "DELETE FROM migration WHERE name = '0017_more_secret_forms'")
+    with Ledger(ledger_path) as ledger:
+        for n, url in enumerate(urls, start=1):
+            assert ledger.source_for(url_identity(url, key)).id == n
+        assert len(ledger.sources()) == len(urls)
+        assert ledger.source(3).locator == "https://app.example/reset-password/REDACTED"
+        assert ledger.source(4).locator == urls[3]
+    for value in ("4f0AX4XfWh7Kq9ZtR2mB", "Zq8Rt2mB4f0AX4XfWh7K", "Tk9mB2x7Qw4Lp8Zr3Yv"):
+        for table, column in (("source", "locator"), ("source", "display"),
+                              ("alias", "locator"), ("version", "meta")):
+            for (stored,) in rows(ledger_path, f"SELECT {column} FROM {table}"):
+                assert value not in str(stored), (table, column, stored)
+
+
 def _commands_found_again(folder: Path, ledger_path: LedgerLocation, migration: str,
                           commands: list[list[str]], values: tuple[str, ...], *,
                           text: str) -> None:
