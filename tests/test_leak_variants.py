@@ -227,6 +227,13 @@ URL_SECRETS = [
     f"https://app.example/auth/magic-link/{CALLBACK_VALUE}/",
     f"https://app.example/api/session/{CALLBACK_VALUE}/refresh",
     f"https://app.example/confirm-email/{CALLBACK_VALUE}",
+    f"https://app.example/account?reset={CALLBACK_VALUE}",
+    f"https://app.example/join?invite={CALLBACK_VALUE}&team=7",
+    f"https://app.example/email?confirm={CALLBACK_VALUE}",
+    f"https://sp.example/acs?SAMLart={CALLBACK_VALUE}",
+    "https://app.example/activate?activation=9f86d081884c7d659a2feaa0c55ad015a3bf4f1b",
+    "https://app.example/reset/MQ/bk9p3x-1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d/",  # Django
+    f"https://app.example/accounts/verify-email/{CALLBACK_VALUE}",
 ]
 
 
@@ -252,7 +259,8 @@ def _secret_in(url: str) -> str:
                    "sh0rt", "Sp1xlOBeZQQYbYS6WxSbIA", "n-0S6_WzA2Mj",
                    "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b",
                    "5d41402abc4b2a76b9719d911017c592",
-                   "550e8400-e29b-41d4-a716-446655440000"):
+                   "550e8400-e29b-41d4-a716-446655440000",
+                   "bk9p3x-1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d"):
         if secret in url:
             return secret
     raise AssertionError(url)
@@ -271,6 +279,9 @@ def _secret_in(url: str) -> str:
     "https://github.example/o/r/commit/9f86d081884c7d659a2feaa0c55ad015a3bf4f1b",
     "https://github.example/o/r/blob/5d41402abc4b2a76b9719d911017c592/README.md",
     "https://news.example/article?id=550e8400-e29b-41d4-a716-446655440000",
+    "https://app.example/account?reset=true", "https://app.example/?login=alice",
+    "https://github.example/auth0/node-jsonwebtoken/blob/9f86d081884c7d659a2feaa0c55ad015a3bf4f1b/R",
+    "https://app.example/reset/MQ/done/", "https://app.example/reset/done/ThisIsAPlainTitle",
 ])
 def test_words_numbers_slugs_and_ids_under_those_names_stay_shown(url: str) -> None:
     assert "REDACTED" not in normalize_url(url) and "REDACTED" not in shown_url(url)

@@ -240,6 +240,11 @@ GLUED_SECRETS = [
     ["tsql", "-S", "srv", "-U", "sa", "-P", GLUED], ["isql", "-U", "sa", "-P", GLUED],
     ["nmcli", "dev", "wifi", "connect", "HomeNet", "password", GLUED],
     ["nmcli", "con", "modify", "HomeNet", "wifi-sec.psk", GLUED],
+    ["psexec", "\\\\host", "-u", "CORP\\alice", "-p", GLUED, "cmd"],
+    ["PsExec64.exe", "\\\\host", "-u", "alice", "-p", GLUED, "cmd"],
+    ["schtasks", "/create", "/tn", "t", "/ru", "alice", "/rp", GLUED, "/tr", "x.exe"],
+    ["schtasks", "/query", "/s", "srv", "/u", "alice", "/p", GLUED],
+    ["sqsh", "-S", "srv", "-U", "sa", "-P", GLUED],
 ]
 
 

@@ -14,17 +14,26 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from functools import lru_cache
 
-__all__ = ["is_callback_name", "oauth_companions", "plain_name", "secret_value", "token_like"]
+__all__ = ["LINK_WORDS", "is_callback_name", "oauth_companions", "plain_name", "secret_value",
+           "token_like"]
 
 _NOT_NAME = re.compile(r"[\W_]+")  # what is not a letter or digit, in any script
-_CALLBACK_NAMES = ("code", "ticket", "nonce", "pat", "hash", "verifier", "otc")
+_CALLBACK_NAMES = ("code", "ticket", "nonce", "pat", "hash", "verifier", "otc", "samlart",
+                   "artifact")
+# The words of single-use links (a password reset, an e-mail confirmation, an
+# invitation, a magic login link): as a query name or the path segment before a token
+LINK_WORDS = re.compile("reset|verif|confirm|activat|invit|magic|unsubscrib|onetime|otp"
+                        "|ticket|login|signin")
 _OAUTH_COMPANIONS = frozenset({"redirecturi", "clientid", "sessionstate", "codechallenge"})
 _CAS_TICKET = re.compile(r"(?:ST|PT|PGT|PGTIOU|TGT)-[\w.-]{6,}")
 _TOKEN_ALPHABET = re.compile(r"[A-Za-z0-9._~+/=-]+")
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 _CLASS_CHANGE = re.compile(r"(?<=[a-z])[A-Z0-9]|(?<=[A-Z])[a-z0-9]|(?<=[0-9])[A-Za-z]")
 _ALNUM_PAIR = re.compile(r"(?<=[A-Za-z0-9])[A-Za-z0-9]")
+_LOWER_RUN = re.compile(r"[a-z]+")
+_HEX = re.compile(r"[0-9a-f]+|[0-9A-F]+")
 _HEX_WORD = re.compile(r"0[xX][0-9a-fA-F]+")  # an Ethereum address or hash: public
 
 
@@ -32,16 +41,22 @@ def token_like(value: str) -> bool:
     """True for a value that looks like a random token rather than a word, a number or
     a slug: 16 characters or more of a token's alphabet (letters, digits, ``._~+/=-``)
     whose character classes (lower, upper, digit) change at 30% or more of its adjacent
-    letter-or-digit pairs (``4f0AX4XfWh7Kq9ZtR2mB``, a hex digest; not
-    ``how-to-reset-2024`` or ``PythonTutorialForBeginners2024``), or a UUID. Looks at
-    the first 512 characters."""
+    letter-or-digit pairs and whose runs of lower-case letters are under 3 long on
+    average (``4f0AX4XfWh7Kq9ZtR2mB``; not ``how-to-reset-2024``,
+    ``PythonTutorialForBeginners2024`` or ``ThisIsAPlainTitle``: words), a UUID, or
+    hex digits with both digits and letters (a digest).
+    Looks at the first 512 characters."""
     head = value[:512]
     if len(head) < 16 or not _TOKEN_ALPHABET.fullmatch(head) or _HEX_WORD.fullmatch(head):
         return False
-    if len(head) == 36 and _UUID.fullmatch(head):
-        return True
+    if (len(head) == 36 and _UUID.fullmatch(head)) or (
+            _HEX.fullmatch(head) and not head.isdigit() and not head.isalpha()):
+        return True  # a UUID, a hex digest or id: digits and letters a-f
     changes = len(_CLASS_CHANGE.findall(head))
-    return changes >= 4 and changes >= 0.3 * len(_ALNUM_PAIR.findall(head))
+    if changes < 4 or changes < 0.3 * len(_ALNUM_PAIR.findall(head)):
+        return False
+    lower = _LOWER_RUN.findall(head)  # words (CamelCase too) hold runs of 3 or more
+    return not lower or sum(map(len, lower)) < 3 * len(lower)
 
 
 def plain_name(name: str) -> str:
@@ -50,11 +65,15 @@ def plain_name(name: str) -> str:
     return lowered if lowered.isascii() and lowered.isalnum() else _NOT_NAME.sub("", lowered)
 
 
+@lru_cache(maxsize=4096)  # the same few names again and again in a long query
 def is_callback_name(name: str) -> bool:
     """A name under which OAuth/SSO callbacks and single-use links put a credential,
     also an ordinary word (``code``, ``ticket``, ``nonce``, ``pat``, ``hash``,
-    ``verifier``, ``otc``, and names ending in one: ``verification_code``)."""
-    return plain_name(name).endswith(_CALLBACK_NAMES)
+    ``verifier``, ``otc``, SAML's ``SAMLart``, and names ending in one:
+    ``verification_code``), or holding a single-use link's word (:data:`LINK_WORDS`:
+    ``?reset=``, ``?invite=``, ``?confirm=``, ``?activation=``)."""
+    plain = plain_name(name)
+    return plain.endswith(_CALLBACK_NAMES) or LINK_WORDS.search(plain) is not None
 
 
 def oauth_companions(names: Iterable[tuple[str, str]]) -> bool:

@@ -88,6 +88,11 @@ PROGRAM_OPTIONS: dict[str, dict[str, str]] = {
                      "rdesktop", "hydra", "cqlsh", "ncftp", "ncftpget", "ncftpput",
                      "ncftpls", "smbtar", "useradd", "usermod", "unar", "lsar"), _DASH_P),
     "ipmitool": {"-P": "separate"},
+    # Sysinternals PsExec: psexec \\\\host -u USER -p PASSWORD; schtasks /RU USER /RP PASSWORD
+    **dict.fromkeys(("psexec", "psexec64", "psexec.exe", "psexec64.exe", "PsExec",
+                     "PsExec64", "PsExec.exe", "PsExec64.exe"), _DASH_P),
+    "schtasks": {"/RP": "separate", "/rp": "separate", "/P": "separate", "/p": "separate"},
+    "sqsh": {"-P": "separate"},
     **dict.fromkeys(("tsql", "isql"), _ZIP),  # FreeTDS, Sybase: -U USER -P PASSWORD
     # NetworkManager: nmcli dev wifi connect SSID password PW, con modify X wifi-sec.psk PW
     "nmcli": {"password": "separate", "wifi-sec.psk": "separate",

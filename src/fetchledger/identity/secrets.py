@@ -43,7 +43,14 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, quote, quote_plus, unquote, unquote_to_bytes, urlencode
 
-from .callbacks import is_callback_name, oauth_companions, plain_name, secret_value, token_like
+from .callbacks import (
+    LINK_WORDS,
+    is_callback_name,
+    oauth_companions,
+    plain_name,
+    secret_value,
+    token_like,
+)
 from .finder import Finder
 from .finder import finder as cached_finder
 from .shapes import has_hint, may_hold_shapes, redact_shapes, shape_secrets
@@ -144,13 +151,12 @@ def param_name(escaped: str) -> str:
 
 # A path segment after which a token-like segment is a credential: a secret-like name
 # (`/token/V`, `/reset-password/V`, `/session/V`) or a single-use link's word
-_LINK_WORDS = re.compile("reset|verif|confirm|activat|invit|magic|unsubscrib|onetime|otp"
-                         "|ticket|login|signin")
+# (:data:`.callbacks.LINK_WORDS`: `/verify/V`, `/invite/V`)
 
 
 def _link_word(segment: str) -> bool:
     plain = plain_name(unquote(segment))
-    return bool(plain) and (_LINK_WORDS.search(plain) is not None or is_secret_name(plain))
+    return bool(plain) and (LINK_WORDS.search(plain) is not None or is_secret_name(plain))
 
 
 # --- identity ------------------------------------------------------------------------
@@ -600,7 +606,9 @@ def _redact_link_segments(path: str, found: list[str], mark: Mark) -> str:
     changed = False
     for i in range(1, len(segments)):
         segment = segments[i]
-        if len(segment) < 16 or not _link_word(segments[i - 1].partition(";")[0]):
+        if len(segment) < 16 or not (_link_word(segments[i - 1].partition(";")[0]) or (
+                i > 1 and len(segments[i - 1]) <= 12  # Django's /reset/UIDB64/TOKEN/
+                and LINK_WORDS.search(plain_name(segments[i - 2])) is not None)):
             continue
         value, semicolon, params = segment.partition(";")
         plain = unquote(value)
