@@ -25,8 +25,8 @@ only from here to their commit — and writes the few small rows that name their
 Writers queue for the counter on a lock of their own (an advisory lock named after the
 ledger's counter table, since 0018) before they update its row: a writer that waited
 for the row itself found it updated by the one before and evaluated its update again
-on the row's new version, at every hand-over (with 16 writers on 2 cores, a fifth of
-the server's CPU per registration, benchmarks/shared_ledger.py). The rows it writes:
+on the row's new version, at every hand-over (with 16 writers on 2 cores, about a fifth
+of the server's CPU per registration, benchmarks/shared_ledger.py). The rows it writes:
 source, names (``alias``), the version's source, quotes, search hits; then every ok
 attempt in order, and the failed ones. A name another writer registered meanwhile is a
 unique violation: the statement is rolled back and run again, and then finds it. Each
@@ -246,7 +246,6 @@ END
 $fn$;
 """
 
-# as migration 0009_register_function created it (0013 replaces it)
 # The counter's row update as 0013 wrote it, and the queue 0018 puts before it: one lock
 # per ledger (the two-key form, apart from the one-key locks of migrations and claims;
 # its second key the counter table's oid, so ledgers in two schemas of one database do
@@ -262,6 +261,7 @@ REGISTER_FUNCTION = REGISTER_FUNCTION_0013.replace(
     _COUNTER_UPDATE, COUNTER_QUEUE + _COUNTER_UPDATE).replace(
     "CREATE FUNCTION", "CREATE OR REPLACE FUNCTION")
 
+# as migration 0009_register_function created it (0013 replaces it)
 REGISTER_FUNCTION_0009 = """
 CREATE FUNCTION fetchledger_register(
     p_key bigint, p_now text, p_regs jsonb, p_texts text[], p_raws bytea[],
