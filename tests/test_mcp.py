@@ -883,6 +883,57 @@ def test_stdout_carries_only_the_protocol(places: dict[str, Any]) -> None:
     assert rows(ledger_of(places, "raw"), "SELECT count(*) FROM source") == [(1,)]
 
 
+@pytest.mark.parametrize("hidden", ["\u202e", "\u2066", "\u3164", "\uffa0",
+                                    "\U000e0041"])
+def test_the_wire_holds_no_character_a_terminal_would_act_on(
+        places: dict[str, Any], hidden: str) -> None:
+    """A source's text with a bidi override or isolate, a Hangul filler, a tag
+    character (C1 controls do not reach the stored text): the JSON-RPC lines carry it
+    as a JSON escape, its value unchanged (the quote is still text[start:end]); the
+    SDK wrote it raw."""
+    note = places["docs"] / f"hidden-{ord(hidden):x}.md"
+    sentence = f"The gauge read {hidden}12 metres at dawn."
+    note.write_text(f"# Gauge {hidden}log\n\n{sentence}\n", encoding="utf-8")
+    messages = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "raw-test", "version": "0"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+            "name": "read_file", "arguments": {"path": note.name, "query": "gauge dawn"}}},
+    ]
+    env = {"PATH": os.environ["PATH"], "PYTHONPATH": str(GUARD),
+           "FETCHLEDGER_LEDGER": str(ledger_of(places, "raw"))}
+    server = subprocess.Popen([sys.executable, "-m", "fetchledger", "mcp"], cwd=places["docs"],
+                              env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE)
+    assert server.stdin and server.stdout and server.stderr
+    try:
+        server.stdin.write("".join(json.dumps(m) + "\n" for m in messages).encode())
+        server.stdin.flush()
+        lines = []
+        while not lines or json.loads(lines[-1]).get("id") != 2:
+            line = server.stdout.readline()
+            assert line, server.stderr.read()
+            lines.append(line)
+        server.stdin.close()
+        assert server.wait(timeout=30) == 0
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()
+    wire = b"".join(lines).decode("utf-8")
+    assert hidden not in wire
+    assert f"\\u{ord(hidden):04x}" in wire or ord(hidden) > 0xFFFF
+    (answer,) = [r for r in map(json.loads, wire.splitlines()) if r.get("id") == 2]
+    result = answer["result"]["structuredContent"]
+    quotes = [s["quote"] for s in result["snippets"]]
+    assert sentence in quotes  # the value as stored, the character in it
+    with Ledger(ledger_of(places, "raw")) as ledger:
+        text = ledger.text(result["source"]["id"])
+    assert all(text[s["start"]:s["end"]] == s["quote"] for s in result["snippets"])
+
+
 def test_bad_server_options_exit_2_before_serving(run_cli: Any, tmp_path: Path,
                                                   ledger_path: Path) -> None:
     missing = run_cli("mcp", "--root", str(tmp_path / "nowhere"))

@@ -113,7 +113,14 @@ def json_text(data: Any, *, indent: int | None = 2) -> str:
     """``data`` as JSON for printing: every value exact, non-ASCII text as it is, but
     the characters the display function escapes written as ``\\uXXXX`` (the same
     JSON)."""
-    return _RAW_IN_JSON.sub(_json_escape, json.dumps(data, ensure_ascii=False, indent=indent))
+    return printable_json(json.dumps(data, ensure_ascii=False, indent=indent))
+
+
+def printable_json(text: str) -> str:
+    """JSON ``text`` (made by any serializer) with the characters the display function
+    escapes written as ``\\uXXXX``: the same JSON, as outside its strings JSON holds
+    none of them."""
+    return _RAW_IN_JSON.sub(_json_escape, text)
 
 
 @quick

@@ -91,7 +91,7 @@ from fetchledger import (
 from fetchledger.cite import check, render
 
 from .config import CommandAllowlist, Roots, ServerConfig
-from .stdio import relay_until_closed
+from .stdio import printable_wire, relay_until_closed
 
 __all__ = [
     "DATA_PREFACE",
@@ -622,17 +622,19 @@ class FetchLedgerServer(MCPServer[Any]):
         (-32700 parse error, -32600 invalid request) and the server serves on. When the
         client closes stdin (it went away), the calls still running are ended: their
         child processes are killed at once (a command with its whole process group), and
-        the server exits within a second even if a call does not return by itself."""
+        the server exits within a second even if a call does not return by itself. What
+        goes out is printable JSON (:func:`.stdio.printable_wire`)."""
         from mcp.server.stdio import stdio_server
 
-        async with stdio_server() as (incoming, outgoing):
-            relay, relayed = anyio.create_memory_object_stream[Any](0)
-            options = self._lowlevel_server.create_initialization_options(
-                NotificationOptions(resources_changed=True))
-            async with anyio.create_task_group() as group:
-                group.start_soon(relay_until_closed, incoming, relay, outgoing)
-                await self._lowlevel_server.run(relayed, outgoing, options)
-                group.cancel_scope.cancel()
+        with printable_wire() as wire:
+            async with stdio_server(stdout=wire) as (incoming, outgoing):
+                relay, relayed = anyio.create_memory_object_stream[Any](0)
+                options = self._lowlevel_server.create_initialization_options(
+                    NotificationOptions(resources_changed=True))
+                async with anyio.create_task_group() as group:
+                    group.start_soon(relay_until_closed, incoming, relay, outgoing)
+                    await self._lowlevel_server.run(relayed, outgoing, options)
+                    group.cancel_scope.cancel()
 
     def close(self) -> None:
         self.anchor.close()

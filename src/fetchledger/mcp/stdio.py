@@ -1,21 +1,27 @@
-"""The stdio side of the server: what comes in that is no JSON-RPC message, and what
-happens when the client goes away."""
+"""The stdio side of the server: what comes in that is no JSON-RPC message, what
+goes out on the wire, and what happens when the client goes away."""
 
+import fcntl
+import io
 import json
 import logging
 import os
 import re
+import sys
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
+import anyio
 from mcp.shared.message import SessionMessage
 from mcp_types import INVALID_REQUEST, PARSE_ERROR, ErrorData, JSONRPCError
 from pydantic import ValidationError
 
-from fetchledger import kill_children
+from fetchledger import kill_children, printable_json
 
-__all__ = ["relay_until_closed"]
+__all__ = ["printable_wire", "relay_until_closed"]
 
 _GONE_GRACE = 1.0  # seconds the calls of a client that went away have to finish
 
@@ -32,6 +38,34 @@ async def relay_until_closed(incoming: Any, relay: Any, outgoing: Any) -> None:
                 await relay.send(message)
     kill_children()
     threading.Thread(target=_exit_after, args=(_GONE_GRACE,), daemon=True).start()
+
+
+class _PrintableWire(io.TextIOWrapper):
+    """The wire, each message written with the characters the display function escapes
+    as JSON escapes (:func:`fetchledger.printable_json`): the SDK writes JSON with them
+    raw (C1 controls, bidi overrides, invisible fillers from a page's title or text),
+    which a terminal, a log viewer or a client showing the line would act on."""
+
+    def write(self, text: str) -> int:
+        return super().write(printable_json(text))
+
+
+@contextmanager
+def printable_wire() -> Iterator[anyio.AsyncFile[str]]:
+    """The stdout of the SDK's stdio transport, written through :class:`_PrintableWire`.
+    Meanwhile fd 1 points at stderr, as the SDK's own claim of stdout does, so that a
+    call's stray output (a library printing, a child inheriting fd 1) misses the wire;
+    it points at the wire again afterwards."""
+    sys.stdout.flush()
+    wire = fcntl.fcntl(1, fcntl.F_DUPFD_CLOEXEC, 3)
+    os.dup2(2, 1)
+    try:
+        with _PrintableWire(io.FileIO(wire, "w", closefd=False), encoding="utf-8",
+                            line_buffering=False, write_through=True) as text:
+            yield anyio.wrap_file(text)
+    finally:
+        os.dup2(wire, 1)
+        os.close(wire)
 
 
 def _exit_after(seconds: float) -> None:
