@@ -107,3 +107,30 @@ def test_the_name_rule_takes_the_short_way_only_when_it_changes_nothing(name: st
     """A name holding no secret word and no ``pass`` has no allowlisted word in it to
     take out: the rule answers from its ending alone, as before."""
     assert secrets.is_secret_name.__wrapped__(name) == _is_secret_name_before(name)
+
+
+# --- session 7: the values of a script's raw text found in two C-level scans ------------
+
+_QUOTED_PIECES = ['"', "'", "\\", "token", "TOKEN", "api_key", "=", ":", " = ", "]", "[",
+                  "a", "v1", "password", "PASSWD ", "identified by", "x", "-", ".", "\n",
+                  "{", "}", ",", "export ", "os.environ[", "\0", "é"]
+
+
+@settings(max_examples=3000, deadline=None)
+@given(text=st.lists(st.sampled_from(_QUOTED_PIECES), max_size=30).map("".join))
+@example(text='x="token="a"')  # a place opening inside the value of a name not secret
+@example(text="x=\"a token='b'\"")
+@example(text='TOKEN="v1"; TOKEN=\'a\\\'b\'; PASSWORD "p"')
+def test_the_raw_text_scan_finds_what_the_redaction_finds(text: str) -> None:
+    """:func:`quoted_values.quoted_values_found` (a script's raw text: two C-level scans
+    when every value is simple) finds the values :func:`redact_quoted_values` finds, in
+    order, and gives them to the mark in the same order."""
+    from fetchledger.identity import quoted_values
+
+    slow, fast = cs.Recorder(), cs.Recorder()
+    slow_found: list[str] = []
+    fast_found: list[str] = []
+    quoted_values.redact_quoted_values(text, slow_found, slow)
+    quoted_values.quoted_values_found(text, fast_found, fast)
+    assert fast_found == slow_found
+    assert fast.values == slow.values

@@ -58,7 +58,7 @@ from .command_programs import (
     _script_positions,
 )
 from .finder import finder as cached_finder
-from .quoted_values import SQL_PASSWORD
+from .quoted_values import SQL_PASSWORD, quoted_values_found
 from .quoted_values import redact_quoted_values as _redact_quoted_values
 from .recorder import MAX_NESTING as _MAX_NESTING
 from .recorder import WORD_BREAK as _WORD_BREAK
@@ -582,7 +582,7 @@ def _redact_script(text: str, found: list[str], mark: Mark, depth: int) -> str:
     start = len(found)
     text = redact_private_keys(text, found, mark)  # (before its armour looks like `NAME: V`)
     if "'" in text or '"' in text:  # quoted keyed values in the raw text (a heredoc's JSON)
-        _redact_quoted_values(text, found, mark)  # what they hold is scrubbed below
+        quoted_values_found(text, found, mark)  # what they hold is scrubbed below
     script = script_words(text)
     values = script.values
     cleans = _redact_commands(script, found, mark, depth)
