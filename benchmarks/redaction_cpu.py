@@ -84,7 +84,6 @@ def main() -> None:
     args = parser.parse_args()
     os.environ.setdefault("FETCHLEDGER_HARDENING", "0")
     import test_hardening_leaks as shapes_module
-
     from fetchledger.identity.commands import command_locator
 
     shapes = dict(shapes_module._distinct_shapes(100_000))
