@@ -42,11 +42,12 @@ import re
 import shlex
 from collections import deque
 from collections.abc import Callable, Collection, Sequence
-from functools import lru_cache
+from functools import lru_cache, partial
 from itertools import accumulate, compress, count
 from operator import itemgetter, lt, ne
 from typing import cast
 
+from .command_kinds import masked, redactor
 from .command_programs import (
     _PROGRAMS,
     _SHELLS,
@@ -628,6 +629,9 @@ def _redact_commands(script: ScriptWords, found: list[str], mark: Mark, depth: i
     done: dict[tuple[str, ...], tuple[list[str], list[str]]] = {}  # a command seen before
     templates: dict[tuple[object, ...], object] = {}  # a _Template, or None
     reused = 0
+    by_kind = redactor(values, mark, found, partial(_redact_words, found=found, mark=mark,
+                                                    depth=depth, shapes=False),
+                       special=_DIGIT_WORDS, many=len(rich) > _FEW_COMMANDS, few=_FEW_COMMANDS)
     at = 0
     for command in rich:
         begin = starts[command]
@@ -662,12 +666,11 @@ def _redact_commands(script: ScriptWords, found: list[str], mark: Mark, depth: i
                     found.append(words[j])
                 found.extend(tail)
             cleans[begin:end] = redacted
-        else:
+        else:  # as before when seen before, else by its kind (digits aside) or the rules
             again = done.get(words)
             if again is None:
                 mark_at = len(found)
-                again = done[words] = (_redact_words(words, found, mark, depth,
-                                                     shapes=False), found[mark_at:])
+                again = done[words] = (by_kind(words, begin, end), found[mark_at:])
             else:
                 found.extend(again[1])
             cleans[begin:end] = again[0]
@@ -685,6 +688,7 @@ def _redact_commands(script: ScriptWords, found: list[str], mark: Mark, depth: i
 _BARE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*").fullmatch
 _NOT_BARE = frozenset({*_SHELLS, *_PROGRAMS, *_PLACED_WORDS, *_PROGRAM_NAMES, "login",
                        *(option for options in PROGRAM_OPTIONS.values() for option in options)})
+_DIGIT_WORDS = frozenset(masked(word) for word in _NOT_BARE if any(c.isdigit() for c in word))
 _HOLE = object()  # a bare value's place in a command's kind
 _UNSEEN = object()
 _FEW_COMMANDS = 8

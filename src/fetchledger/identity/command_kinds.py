@@ -1,0 +1,202 @@
+"""Commands of one kind in a long script (DESIGN §8), for
+:mod:`fetchledger.identity.command_secrets`: the commands of a script that differ only
+in their digits (``mysql -pp000001 db``, ``mysql -pp000002 db``; ``curl -d
+'{"token": "v1"}' u``, ``curl -d '{"token": "v2"}' u``) are redacted alike, so the
+rules run for the first of them and the others take what it gave, their own digits in
+their places.
+
+The rules read no digit for what it is, only as a digit (names, options, values and
+their lengths are what they decide by), but in a few places, left out here: percent
+escapes and backslash escapes (a script holding a ``%`` or a backslash), the formats
+of tokens (a script holding the start of one, :func:`.shapes.may_hold_shapes`), and
+words the rules name that hold a digit (``7z``: ``special``). The first command of a
+kind is then a template when each word it changed is the word with values marked in
+their places (each a value recorded by the :class:`.Recorder`, shown in the text as
+written around it), and each value found that holds a digit stands once, as written,
+in its words; a later command takes its words, its values marked where the first had
+its own, the words the rules rewrote otherwise only when they are the same, and the
+values found at the same places. Tests compare this with the rules on generated
+scripts (``tests/test_redaction_fast_paths.py``).
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from collections.abc import Callable, Sequence
+from collections.abc import Set as AbstractSet
+from itertools import accumulate
+from typing import cast
+
+from .recorder import Recorder
+from .shapes import may_hold_shapes
+
+__all__ = ["ENABLED", "DigitKinds", "DigitTemplate", "by_digits", "digit_kinds",
+           "digit_template", "masked", "redactor"]
+
+ENABLED = True  # (tests turn it off to compare with the rules)
+
+_ZEROS = str.maketrans("123456789", "000000000")
+_HAS_DIGIT = re.compile("[0-9]").search
+_SLOT = re.compile("\0\x03([\U000f0000-\U0010ffff])\0")
+_FIRST_SLOT = 0xF0000
+
+# (the words the rules rewrote otherwise: index, word, what it became), (each word with
+# marked values: index, the start and end of each value in it), (the values' places in
+# the order the first command recorded them: index, start, end), (each value found: as
+# it is, or its place: index, start, end)
+DigitTemplate = tuple[list[tuple[int, str, str]], list[tuple[int, tuple[int, ...]]],
+                      list[tuple[int, int, int]], list[str | tuple[int, int, int]]]
+
+
+def masked(word: str) -> str:
+    """``word`` with each ASCII digit as ``0``."""
+    return word.translate(_ZEROS)
+
+
+def digit_kinds(values: Sequence[str], special: AbstractSet[str]) -> list[str] | None:
+    """``values`` (a script's words) with each digit as ``0``, or None when a digit may
+    matter to a rule in them: a ``%`` or backslash, the start of a token's format, a
+    word of ``special`` (masked: the words the rules name that hold a digit) or a path
+    ending in one."""
+    joined = "\0".join(values)
+    if "%" in joined or "\\" in joined or joined.count("\0") != len(values) - 1 \
+            or may_hold_shapes(joined):
+        return None
+    kinds = masked(joined).split("\0")
+    distinct = set(kinds)
+    if not special.isdisjoint(distinct) or not special.isdisjoint(
+            [word.rsplit("/", 1)[-1] for word in distinct if "/" in word]):
+        return None
+    return kinds
+
+
+def digit_template(words: Sequence[str], redacted: Sequence[str], found: Sequence[str],
+                   recorder: Recorder, recorded: int) -> DigitTemplate | None:
+    """How the commands of ``words``' kind are redacted, from it (redacted as
+    ``redacted``, the values ``found``, ``recorder`` holding ``recorded`` values before
+    it); None when it cannot say (see the module's docstring)."""
+    rewritten: list[tuple[int, str, str]] = []
+    marked: list[tuple[int, tuple[int, ...]]] = []
+    places: dict[str, tuple[int, int, int]] = {}  # slot character → its value's place
+    values = recorder.values
+    for j, (word, clean) in enumerate(zip(words, redacted, strict=True)):
+        if clean == word:
+            continue
+        parts = _SLOT.split(clean)  # text, slot, text, slot, ..., text
+        texts, slots = parts[0::2], parts[1::2]
+        inside = [values[ord(slot) - _FIRST_SLOT] for slot in slots]
+        written = [piece for pair in zip(texts, [*inside, ""], strict=True) for piece in pair]
+        if not slots or "\0" in "".join(texts) or "\0" in "".join(inside) \
+                or "".join(written) != word:
+            rewritten.append((j, word, clean))  # (a later one takes it only as it is)
+            continue
+        ends = list(accumulate(map(len, written)))  # value k: ends[2k] to ends[2k + 1]
+        spans = tuple(ends[i] for i in range(len(slots) * 2))
+        for k, slot in enumerate(slots):
+            if slot in places:  # one value in two places: which is which in another?
+                return None
+            places[slot] = (j, spans[2 * k], spans[2 * k + 1])
+        marked.append((j, spans))
+    first = [chr(_FIRST_SLOT + i) for i in range(recorded, len(values))]
+    order = [places[slot] for slot in first if slot in places]
+    order += [place for slot, place in places.items() if place not in order]
+    joined = "\0".join(words)
+    starts = [0, *accumulate(len(word) + 1 for word in words)]
+    taken: list[str | tuple[int, int, int]] = []
+    for value in found:
+        if not _HAS_DIGIT(value):
+            taken.append(value)
+            continue
+        at = joined.find(value)
+        if at < 0 or joined.find(value, at + 1) >= 0:
+            return None  # (made from the words, or in two places)
+        j = bisect_right(starts, at) - 1
+        taken.append((j, at - starts[j], at - starts[j] + len(value)))
+    return rewritten, marked, order, taken
+
+
+def by_digits(template: DigitTemplate, words: Sequence[str], found: list[str],
+              recorder: Recorder) -> list[str] | None:
+    """``words`` redacted by ``template`` (its values found appended to ``found``), or
+    None when a word the rules rewrote in its kind's first command is not the same."""
+    rewritten, marked, order, taken = template
+    for j, word, _ in rewritten:
+        if words[j] != word:
+            return None
+    out = list(words)
+    for j, _, clean in rewritten:
+        out[j] = clean
+    slots = {(j, start): recorder(words[j][start:end]) for j, start, end in order}
+    for j, spans in marked:
+        word = words[j]
+        pieces = []
+        last = 0
+        for k in range(0, len(spans), 2):
+            start = spans[k]
+            pieces.append(word[last:start])
+            pieces.append(slots[j, start])
+            last = spans[k + 1]
+        pieces.append(word[last:])
+        out[j] = "".join(pieces)
+    found.extend([value if isinstance(value, str) else words[value[0]][value[1]:value[2]]
+                  for value in taken])
+    return out
+
+
+
+_UNSEEN = object()
+
+
+class DigitKinds:
+    """The simple commands of one script by their kinds (their words with each digit as
+    0, found at the first look): the first of a kind through the rules, the others by
+    its template when it has one. No more templates are made once many kinds came only
+    once (the commands of such a script seldom come again)."""
+
+    def __init__(self, values: Sequence[str], recorder: Recorder, special: AbstractSet[str],
+                 few: int, found: list[str], rules: Callable[[Sequence[str]], list[str]]
+                 ) -> None:
+        self._values = values
+        self._found = found
+        self._rules = rules
+        self._special = special
+        self._kinds: list[str] | object | None = _UNSEEN
+        self._recorder = recorder
+        self._few = few
+        self._first: dict[tuple[str, ...], DigitTemplate | None] = {}
+        self._alike = 0
+
+    def redact(self, words: Sequence[str], begin: int, end: int) -> list[str]:
+        """``words`` (the script's words ``begin`` to ``end``: one simple command)
+        redacted, its values appended to ``found``: by its kind's template, or by the
+        rules (then it may become its kind's template)."""
+        found, rules = self._found, self._rules
+        if self._kinds is _UNSEEN:
+            self._kinds = digit_kinds(self._values, self._special)
+        if self._kinds is None:
+            return rules(words)
+        kind = tuple(cast(list[str], self._kinds)[begin:end])
+        first = self._first.get(kind, _UNSEEN)
+        if isinstance(first, tuple):
+            shown = by_digits(first, words, found, self._recorder)
+            if shown is not None:
+                self._alike += 1
+                return shown
+        recorded, at = len(self._recorder.values), len(found)
+        shown = rules(words)
+        if first is _UNSEEN and len(self._first) <= max(self._few, 2 * self._alike):
+            self._first[kind] = digit_template(words, shown, found[at:], self._recorder,
+                                               recorded)
+        return shown
+
+
+def redactor(values: Sequence[str], mark: object, found: list[str],
+             rules: Callable[[Sequence[str]], list[str]], *, special: AbstractSet[str],
+             many: bool, few: int) -> Callable[[Sequence[str], int, int], list[str]]:
+    """How a simple command of a script (its words, where they stand in its ``values``)
+    is redacted: by ``rules``, or by its kind in a script of ``many`` commands whose
+    marks are recorded (:class:`DigitKinds`, ``special`` and ``few`` as there)."""
+    if not ENABLED or not many or not isinstance(mark, Recorder):
+        return lambda words, begin, end: rules(words)
+    return DigitKinds(values, mark, special, few, found, rules).redact
