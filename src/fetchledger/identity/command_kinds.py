@@ -42,10 +42,11 @@ _SLOT = re.compile("\0\x03([\U000f0000-\U0010ffff])\0")
 _FIRST_SLOT = 0xF0000
 
 # (the words the rules rewrote otherwise: index, word, what it became), (each word with
-# marked values: index, the start and end of each value in it), (the values' places in
-# the order the first command recorded them: index, start, end), (each value found: as
-# it is, or its place: index, start, end)
-DigitTemplate = tuple[list[tuple[int, str, str]], list[tuple[int, tuple[int, ...]]],
+# marked values: index, and the start, end and mark (its place in the next list) of each
+# value in it), (the values' places in the order the first command recorded them: index,
+# start, end), (each value found: as it is, or its place: index, start, end)
+DigitTemplate = tuple[list[tuple[int, str, str]],
+                      list[tuple[int, tuple[tuple[int, int, int], ...]]],
                       list[tuple[int, int, int]], list[str | tuple[int, int, int]]]
 
 
@@ -77,7 +78,7 @@ def digit_template(words: Sequence[str], redacted: Sequence[str], found: Sequenc
     ``redacted``, the values ``found``, ``recorder`` holding ``recorded`` values before
     it); None when it cannot say (see the module's docstring)."""
     rewritten: list[tuple[int, str, str]] = []
-    marked: list[tuple[int, tuple[int, ...]]] = []
+    spanned: list[tuple[int, list[tuple[int, int, str]]]] = []
     places: dict[str, tuple[int, int, int]] = {}  # slot character → its value's place
     values = recorder.values
     for j, (word, clean) in enumerate(zip(words, redacted, strict=True)):
@@ -92,15 +93,18 @@ def digit_template(words: Sequence[str], redacted: Sequence[str], found: Sequenc
             rewritten.append((j, word, clean))  # (a later one takes it only as it is)
             continue
         ends = list(accumulate(map(len, written)))  # value k: ends[2k] to ends[2k + 1]
-        spans = tuple(ends[i] for i in range(len(slots) * 2))
-        for k, slot in enumerate(slots):
+        spans = [(ends[2 * k], ends[2 * k + 1], slot) for k, slot in enumerate(slots)]
+        for start, end, slot in spans:
             if slot in places:  # one value in two places: which is which in another?
                 return None
-            places[slot] = (j, spans[2 * k], spans[2 * k + 1])
-        marked.append((j, spans))
+            places[slot] = (j, start, end)
+        spanned.append((j, spans))
     first = [chr(_FIRST_SLOT + i) for i in range(recorded, len(values))]
     order = [places[slot] for slot in first if slot in places]
-    order += [place for slot, place in places.items() if place not in order]
+    order += [place for place in places.values() if place not in order]
+    index = {place: k for k, place in enumerate(order)}
+    marked = [(j, tuple((start, end, index[j, start, end]) for start, end, _ in spans))
+              for j, spans in spanned]
     joined = "\0".join(words)
     starts = [0, *accumulate(len(word) + 1 for word in words)]
     taken: list[str | tuple[int, int, int]] = []
@@ -127,16 +131,19 @@ def by_digits(template: DigitTemplate, words: Sequence[str], found: list[str],
     out = list(words)
     for j, _, clean in rewritten:
         out[j] = clean
-    slots = {(j, start): recorder(words[j][start:end]) for j, start, end in order}
+    marks = [recorder(words[j][start:end]) for j, start, end in order]
     for j, spans in marked:
         word = words[j]
+        if len(spans) == 1:  # (mostly)
+            start, end, k = spans[0]
+            out[j] = word[:start] + marks[k] + word[end:]
+            continue
         pieces = []
         last = 0
-        for k in range(0, len(spans), 2):
-            start = spans[k]
+        for start, end, k in spans:
             pieces.append(word[last:start])
-            pieces.append(slots[j, start])
-            last = spans[k + 1]
+            pieces.append(marks[k])
+            last = end
         pieces.append(word[last:])
         out[j] = "".join(pieces)
     found.extend([value if isinstance(value, str) else words[value[0]][value[1]:value[2]]

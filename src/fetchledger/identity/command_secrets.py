@@ -593,8 +593,9 @@ def _redact_script(text: str, found: list[str], mark: Mark, depth: int) -> str:
     if changed:  # each word that changed in its place, quoted (each distinct word once)
         parts = list(script.parts)
         clean = list(map(cleans.__getitem__, changed))
-        distinct = set(clean)
-        quoted = dict(zip(distinct, map(_quote(mark), distinct), strict=True))
+        distinct = list(set(clean))
+        quoted = dict(zip(distinct, mark.quote_many(distinct) if isinstance(mark, Recorder)
+                          else map(shlex.quote, distinct), strict=True))
         deque(map(parts.__setitem__, [2 * i + 1 for i in changed],
                   map(quoted.__getitem__, clean)), maxlen=0)
         text = "".join(parts)
