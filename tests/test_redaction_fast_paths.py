@@ -214,3 +214,19 @@ def test_commands_of_one_kind_give_what_the_rules_give(script: str) -> None:
     (in order) and recorded marks as the rules give them, command by command."""
     fast, slow = _by_kinds_both_ways(script)
     assert fast == slow
+
+
+_PIECES = ["a", "'", " ", "\0\x03\U000f0001\0", "\0", "\x03", "\U000f0002", "=", "-", "é", "~",
+           "REDACTED", "REDACTED~" + "0f" * 16, "\ud800", "\0\x01\0", "\0\x02\0", "\0\x07\0", ""]
+
+
+@settings(max_examples=1000, deadline=None)
+@given(values=st.lists(st.lists(st.sampled_from(_PIECES), max_size=5).map("".join),
+                       max_size=8))
+def test_the_batched_marks_and_quotes_are_those_of_one_value(values: list[str]) -> None:
+    """A keyed mark's ``many`` (values encoded at once, looked at as marks only when one
+    holds ``REDACTED``) gives each value's mark; ``Recorder.quote_many`` (one pattern
+    pass over a script's changed words) quotes each as ``Recorder.quote``."""
+    mark = secrets.keyed_mark(b"k" * 32)
+    assert mark.many(values) == [mark.__wrapped__(value) for value in values]  # type: ignore[attr-defined]
+    assert cs.Recorder.quote_many(values) == [cs.Recorder.quote(value) for value in values]
