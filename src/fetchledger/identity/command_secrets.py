@@ -746,21 +746,25 @@ def _plan(values: Sequence[str], starts: Sequence[int]
     need: list[int] = []
     distinct = set(values)
     special = distinct & _SPECIAL
-    if not _PLACED_ENDS.isdisjoint(map(_LAST_CHARACTER, distinct)):
+    seen = "\0".join(distinct) + "\0"  # (a filter only where one of its words may be)
+    if "=\0" in seen or ":\0" in seen:
         special.update(word for word in distinct if word[-1:] in _PLACED_ENDS)
-    special.update(word for word in filter(_HAS_SLASH, distinct)
-                   if word.rsplit("/", 1)[-1] in _SPECIAL)
-    special.update(filter(_KEY_ARMOUR, distinct))  # (its word is redacted first)
+    if "/" in seen:
+        special.update(word for word in filter(_HAS_SLASH, distinct)
+                       if word.rsplit("/", 1)[-1] in _SPECIAL)
+    if "-----BEGIN" in seen:
+        special.update(filter(_KEY_ARMOUR, distinct))  # (its word is redacted first)
     if special:  # how many special words stand before each command: more before the next
         before = [0, *accumulate(map(special.__contains__, values))]
         at_starts = list(map(before.__getitem__, starts))
         rich = list(compress(count(), map(lt, at_starts, at_starts[1:])))
     if len(rich) < commands:
         active = set(filter(_ACTIVE, distinct))
-        options = set(filter(_OPTION_START, distinct))
+        options = set(filter(_OPTION_START, distinct)) if "\0-" in "\0" + seen else set()
         active.update(word for word in options if word.startswith("-u"))
         need = sorted({*compress(count(), map(active.__contains__, values)),
-                       *compress(count(1), map(options.__contains__, values))})
+                       *compress(count(1), map(options.__contains__, values))}) if options \
+            else list(compress(count(), map(active.__contains__, values)))  # (in order)
     # commands that differ only in their bare values (sshpass -p V1 x, sshpass -p V2 y)
     holes: dict[str, object] = {}
     if len(rich) > _FEW_COMMANDS:
