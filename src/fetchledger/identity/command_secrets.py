@@ -59,6 +59,7 @@ from .command_programs import (
     _script_positions,
 )
 from .finder import finder as cached_finder
+from .plain_words import plain_run
 from .quoted_values import SQL_PASSWORD, quoted_values_found
 from .quoted_values import redact_quoted_values as _redact_quoted_values
 from .recorder import MAX_NESTING as _MAX_NESTING
@@ -430,10 +431,15 @@ def _plain_assignment(word: str, previous: str | None) -> tuple[str, str] | None
     match = _PLAIN_ASSIGNMENT.fullmatch(word)
     if match is None or not is_secret_name(match.group(1)):
         return None
-    if previous is not None and (previous in _USER_OPTIONS or (
-            _IS_OPTION(previous) is not None and _takes_secret(previous))):
+    if previous is not None and _names_next_secret(previous):
         return None
     return match.group(1), match.group(2)
+
+
+def _names_next_secret(previous: str) -> bool:
+    """Whether ``previous`` makes the word after it a secret (``-u``, ``--token``)."""
+    return previous in _USER_OPTIONS or (_IS_OPTION(previous) is not None
+                                         and _takes_secret(previous))
 
 
 def _blank(word: str) -> bool:
@@ -453,8 +459,7 @@ _ACTIVE = re.compile(r"[=:%'\" \n\t]").search
 def _may_hold_secret(word: str, previous: str | None) -> bool:
     """False for a word no rule of :func:`redact_argument` can touch (most of them): a
     quick test first, so that 30,000 plain words cost little."""
-    if previous is not None and (previous in _USER_OPTIONS or (
-            _IS_OPTION(previous) is not None and _takes_secret(previous))):
+    if previous is not None and _names_next_secret(previous):
         return True
     if ":" in word or word.startswith("-u") or "%" in word or "'" in word or '"' in word:
         return True
@@ -625,8 +630,10 @@ def _redact_commands(script: ScriptWords, found: list[str], mark: Mark, depth: i
     cleans = list(values)
     commands = len(starts) - 1
     rich, need, holes = _plan(values, starts)
-    first = set(starts)
-    nested = depth < _MAX_NESTING
+    plain_words = plain_run(values, need, set(starts), cleans, found, mark, _PLAIN_ASSIGNMENT,
+                            _names_next_secret, partial(_redact_plain_word, found=found,
+                                                        mark=mark, depth=depth,
+                                                        nested=depth < _MAX_NESTING))
     done: dict[tuple[str, ...], tuple[list[str], list[str]]] = {}  # a command seen before
     templates: dict[tuple[object, ...], object] = {}  # a _Template, or None
     reused = 0
@@ -636,12 +643,7 @@ def _redact_commands(script: ScriptWords, found: list[str], mark: Mark, depth: i
     at = 0
     for command in rich:
         begin = starts[command]
-        i = need[at]
-        while i < begin:
-            cleans[i] = _redact_plain_word(values[i], None if i in first else values[i - 1],
-                                           found, mark, depth, nested)
-            at += 1
-            i = need[at]
+        at = plain_words(at, begin)
         if command == commands:
             break
         end = starts[command + 1]
