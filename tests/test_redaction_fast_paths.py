@@ -207,6 +207,10 @@ def _by_kinds_both_ways(script: str) -> tuple[list[object], list[object]]:
 @example(script="; ".join(f"curl -d x%{3 if i == 9 else 4}Dtoken%3Dv{i:02d} u" for i in range(14)))
 @example(script="; ".join(f"curl https://h/p?r{8 if i == 9 else 9}_{'a' * 32} a{i:02d}=1"
                           for i in range(14)))
+# (a 0 stays a 0: 0x… is a hex word, 1x… may be a token; digits outside marked values)
+@example(script="; ".join(f"curl 'https://h/cb?code={1 if i == 9 else 0}x4f0AX4XfWh7Kq9ZtR2mB"
+                          f"&token=t{i:02d}' -d '{{\"token\": \"v{i:02d}\"}}' u{i % 3}"
+                          for i in range(14)))
 def test_commands_of_one_kind_give_what_the_rules_give(script: str) -> None:
     """In a script of many commands, those that differ from an earlier one only in their
     digits take what the rules gave it, their own digits in their places

@@ -1,22 +1,24 @@
 """Commands of one kind in a long script (DESIGN §8), for
 :mod:`fetchledger.identity.command_secrets`: the commands of a script that differ only
-in their digits (``mysql -pp000001 db``, ``mysql -pp000002 db``; ``curl -d
-'{"token": "v1"}' u``, ``curl -d '{"token": "v2"}' u``) are redacted alike, so the
-rules run for the first of them and the others take what it gave, their own digits in
-their places.
+in the digits of the values the rules mark (``mysql -pp000001 db``, ``mysql -pp000002
+db``; ``curl -d '{"token": "v1"}' u``, ``curl -d '{"token": "v2"}' u``) are redacted
+alike, so the rules run for the first of them and the others take what it gave, their
+own values in their places.
 
-The rules read no digit for what it is, only as a digit (names, options, values and
-their lengths are what they decide by), but in a few places, left out here: percent
-escapes and backslash escapes (a script holding a ``%`` or a backslash), the formats
-of tokens (a script holding the start of one, :func:`.shapes.may_hold_shapes`), and
-words the rules name that hold a digit (``7z``: ``special``). The first command of a
-kind is then a template when each word it changed is the word with values marked in
-their places (each a value recorded by the :class:`.Recorder`, shown in the text as
-written around it), and each value found that holds a digit stands once, as written,
-in its words; a later command takes its words, its values marked where the first had
-its own, the words the rules rewrote otherwise only when they are the same, and the
-values found at the same places. Tests compare this with the rules on generated
-scripts (``tests/test_redaction_fast_paths.py``).
+The first command of a kind (its words with each digit but 0 as 1) is a template when
+each word it changed is the word with values marked in their places (each a value
+recorded by the :class:`.Recorder`, shown in the text as written around it), and
+each value found that holds a digit stands once, as written, in its words. A later
+command of the kind takes it only when it differs from the first *inside the marked
+values* alone (every other character the same), and then gets its words, its own
+values marked, and the values found at the same places. What this takes for granted:
+that whether and how the rules mark a value does not depend on which digits other
+than 0 it holds, as they decide by names, places, lengths and kinds of characters —
+but where a digit's value can matter, left out: a script holding a ``%`` or a
+backslash (escapes), the start of a token's format (``r8_``, ``ya29.``:
+:func:`.shapes.may_hold_shapes`), or a word the rules name holding a digit (``7z``:
+``special``); a 0 stays a 0 (``0x…`` is a hex word, ``1x…`` may be a token). Tests
+compare this with the rules on generated scripts (``tests/test_redaction_fast_paths.py``).
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ __all__ = ["ENABLED", "DigitKinds", "DigitTemplate", "by_digits", "digit_kinds",
 
 ENABLED = True  # (tests turn it off to compare with the rules)
 
-_ZEROS = str.maketrans("123456789", "000000000")
+_DIGITS = str.maketrans("23456789", "11111111")  # (a 0 stays: 0x1f is no 1x1f)
 _HAS_DIGIT = re.compile("[0-9]").search
 _SLOT = re.compile("\0\x03([\U000f0000-\U0010ffff])\0")
 _FIRST_SLOT = 0xF0000
@@ -47,12 +49,12 @@ _FIRST_SLOT = 0xF0000
 # start, end), (each value found: as it is, or its place: index, start, end)
 DigitTemplate = tuple[list[tuple[int, str, str]],
                       list[tuple[int, tuple[tuple[int, int, int], ...]]],
-                      list[tuple[int, int, int]], list[str | tuple[int, int, int]]]
+                      list[tuple[int, int, int]], list[str | tuple[int, int, int]], list[str]]
 
 
 def masked(word: str) -> str:
-    """``word`` with each ASCII digit as ``0``."""
-    return word.translate(_ZEROS)
+    """``word`` with each ASCII digit but 0 as ``1``."""
+    return word.translate(_DIGITS)
 
 
 def digit_kinds(values: Sequence[str], special: AbstractSet[str]) -> list[str] | None:
@@ -107,6 +109,7 @@ def digit_template(words: Sequence[str], redacted: Sequence[str], found: Sequenc
               for j, spans in spanned]
     joined = "\0".join(words)
     starts = [0, *accumulate(len(word) + 1 for word in words)]
+    marked_at = [(starts[j] + low, starts[j] + high) for j, low, high in order]
     taken: list[str | tuple[int, int, int]] = []
     for value in found:
         if not _HAS_DIGIT(value):
@@ -115,19 +118,35 @@ def digit_template(words: Sequence[str], redacted: Sequence[str], found: Sequenc
         at = joined.find(value)
         if at < 0 or joined.find(value, at + 1) >= 0:
             return None  # (made from the words, or in two places)
+        if not any(low < at + len(value) and at < high for low, high in marked_at):
+            taken.append(value)  # (outside the marked values: the same in the others)
+            continue
         j = bisect_right(starts, at) - 1
         taken.append((j, at - starts[j], at - starts[j] + len(value)))
-    return rewritten, marked, order, taken
+    return rewritten, marked, order, taken, list(words)
 
 
 def by_digits(template: DigitTemplate, words: Sequence[str], found: list[str],
               recorder: Recorder) -> list[str] | None:
     """``words`` redacted by ``template`` (its values found appended to ``found``), or
-    None when a word the rules rewrote in its kind's first command is not the same."""
-    rewritten, marked, order, taken = template
-    for j, word, _ in rewritten:
-        if words[j] != word:
-            return None
+    None when they differ from its kind's first command outside the values it marked."""
+    rewritten, marked, order, taken, first = template
+    same = list(words)  # the words with the first one's values: its words, or not alike
+    for j, spans in marked:
+        word, before = words[j], first[j]
+        if len(spans) == 1:  # (mostly)
+            start, end, _ = spans[0]
+            same[j] = word[:start] + before[start:end] + word[end:]
+            continue
+        pieces: list[str] = []
+        last = 0
+        for start, end, _ in spans:
+            pieces.extend((word[last:start], before[start:end]))
+            last = end
+        pieces.append(word[last:])
+        same[j] = "".join(pieces)
+    if same != first:
+        return None
     out = list(words)
     for j, _, clean in rewritten:
         out[j] = clean
