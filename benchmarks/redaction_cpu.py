@@ -96,21 +96,23 @@ def main() -> None:
         rows = []
         speeds = []
         for name, argv in shapes.items():
-            before, after = float("inf"), float("inf")
+            before, after, speed = float("inf"), float("inf"), float("inf")
             for _ in range(args.rounds):  # alternately: the same load for both
+                speed = min(speed, _speed(calibration))
                 before = min(before, _cpu_ms(old, argv, args.repeat))
                 after = min(after, _cpu_ms(command_locator, argv, args.repeat))
-                speeds.append(_speed(calibration))
-            rows.append([name, before, after])
-    # the machine's speed: its best over the run (as each shape's figure is its best)
-    speed = min(speeds)
+            speeds.append(speed)
+            rows.append([name, before, after, speed])
+    # each shape calibrated by the speed measured beside it (the least of its rounds, as
+    # its figures are the least of theirs); the run's least speed is given too
     print(f"load {os.getloadavg()[0]:.1f}; speed = shlex.join of the 6,250 --token=V words "
-          f"/ {CALIBRATION_MS} ms: {speed:.2f} (best of the run; {max(speeds):.2f} worst)")
-    print(table(["100k shape", f"{args.baseline} CPU ms", "tree CPU ms",
+          f"/ {CALIBRATION_MS} ms, beside each shape: {min(speeds):.2f}-{max(speeds):.2f}")
+    print(table(["100k shape", f"{args.baseline} CPU ms", "tree CPU ms", "speed",
                  f"{args.baseline} calibrated", "tree calibrated", "<= 50"],
-                [[name, round(before, 1), round(after, 1), round(before / speed, 1),
-                  round(after / speed, 1), "yes" if after / speed <= 50 else "NO"]
-                 for name, before, after in rows]))
+                [[name, round(before, 1), round(after, 1), round(speed, 2),
+                  round(before / speed, 1), round(after / speed, 1),
+                  "yes" if after / speed <= 50 else "NO"]
+                 for name, before, after, speed in rows]))
 
 
 if __name__ == "__main__":
