@@ -27,6 +27,7 @@ import re
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from collections.abc import Set as AbstractSet
+from functools import partial
 from itertools import accumulate
 from typing import cast
 
@@ -101,6 +102,8 @@ def digit_template(words: Sequence[str], redacted: Sequence[str], found: Sequenc
                 return None
             places[slot] = (j, start, end)
         spanned.append((j, spans))
+    if any(_HAS_DIGIT(word) for _, word, _ in rewritten):
+        return None  # (a word rewritten otherwise, with digits: the others seldom the same)
     first = [chr(_FIRST_SLOT + i) for i in range(recorded, len(values))]
     order = [places[slot] for slot in first if slot in places]
     order += [place for place in places.values() if place not in order]
@@ -218,11 +221,13 @@ class DigitKinds:
 
 
 def redactor(values: Sequence[str], mark: object, found: list[str],
-             rules: Callable[[Sequence[str]], list[str]], *, special: AbstractSet[str],
-             many: bool, few: int) -> Callable[[Sequence[str], int, int], list[str]]:
+             rules: Callable[..., list[str]], depth: int, *, special: AbstractSet[str],
+             many: bool, few: int) -> Callable[[Sequence[str], int, int], list[str]] | None:
     """How a simple command of a script (its words, where they stand in its ``values``)
-    is redacted: by ``rules``, or by its kind in a script of ``many`` commands whose
-    marks are recorded (:class:`DigitKinds`, ``special`` and ``few`` as there)."""
+    is redacted by its kind, in a script of ``many`` commands whose marks are recorded
+    (:class:`DigitKinds`, ``special`` and ``few`` as there; ``rules(words, found, mark,
+    depth, shapes=False)`` for the others); None elsewhere (then by the rules)."""
     if not ENABLED or not many or not isinstance(mark, Recorder):
-        return lambda words, begin, end: rules(words)
-    return DigitKinds(values, mark, special, few, found, rules).redact
+        return None
+    return DigitKinds(values, mark, special, few, found, partial(
+        rules, found=found, mark=mark, depth=depth, shapes=False)).redact

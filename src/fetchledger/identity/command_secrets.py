@@ -42,7 +42,7 @@ import re
 import shlex
 from collections import deque
 from collections.abc import Callable, Collection, Sequence
-from functools import lru_cache, partial
+from functools import lru_cache
 from itertools import accumulate, compress, count
 from operator import itemgetter, lt, ne
 from typing import cast
@@ -631,15 +631,12 @@ def _redact_commands(script: ScriptWords, found: list[str], mark: Mark, depth: i
     commands = len(starts) - 1
     rich, need, holes = _plan(values, starts)
     plain_words = plain_run(values, need, set(starts), cleans, found, mark, _PLAIN_ASSIGNMENT,
-                            _names_next_secret, partial(_redact_plain_word, found=found,
-                                                        mark=mark, depth=depth,
-                                                        nested=depth < _MAX_NESTING))
+                            _names_next_secret, _redact_plain_word, depth)
     done: dict[tuple[str, ...], tuple[list[str], list[str]]] = {}  # a command seen before
     templates: dict[tuple[object, ...], object] = {}  # a _Template, or None
     reused = 0
-    by_kind = redactor(values, mark, found, partial(_redact_words, found=found, mark=mark,
-                                                    depth=depth, shapes=False),
-                       special=_DIGIT_WORDS, many=len(rich) > _FEW_COMMANDS, few=_FEW_COMMANDS)
+    by_kind = redactor(values, mark, found, _redact_words, depth, special=_DIGIT_WORDS,
+                       many=len(rich) > _FEW_COMMANDS, few=_FEW_COMMANDS)
     at = 0
     for command in rich:
         begin = starts[command]
@@ -673,7 +670,8 @@ def _redact_commands(script: ScriptWords, found: list[str], mark: Mark, depth: i
             again = done.get(words)
             if again is None:
                 mark_at = len(found)
-                again = done[words] = (by_kind(words, begin, end), found[mark_at:])
+                again = done[words] = (by_kind(words, begin, end) if by_kind else _redact_words(
+                    words, found, mark, depth, shapes=False), found[mark_at:])
             else:
                 found.extend(again[1])
             cleans[begin:end] = again[0]

@@ -10,6 +10,7 @@ import re
 from bisect import bisect_left
 from collections.abc import Callable, Collection, Sequence
 
+from .recorder import MAX_NESTING
 from .secrets import Mark, is_secret_name
 
 __all__ = ["plain_run"]
@@ -18,13 +19,18 @@ __all__ = ["plain_run"]
 def plain_run(values: Sequence[str], need: Sequence[int], first: Collection[int],
               cleans: list[str], found: list[str], mark: Mark, assignment: re.Pattern[str],
               names_next: Callable[[str], bool],
-              by_the_rules: Callable[[str, str | None], str]) -> Callable[[int, int], int]:
+              by_the_rules: Callable[[str, str | None, list[str], Mark, int, bool], str],
+              depth: int) -> Callable[[int, int], int]:
     """``run(at, stop)``: the words ``values[need[at]]``, ... of commands of no special
     word (a script's words; ``first``: where its commands start) below ``stop``
     redacted into ``cleans``, the values found appended to ``found``; the next ``at``.
     A word ``NAME=V`` of ``assignment``, NAME secret-like, not ``-u…`` and not after a
     word that ``names_next`` a secret, is ``NAME=`` and the mark of V (V found); any
-    other goes ``by_the_rules`` (the word and the one before it in its command)."""
+    other goes ``by_the_rules`` (the word, the one before it in its command, ``found``,
+    ``mark``, ``depth`` and whether a script in it is read)."""
+    if len(need) == 1:  # (only the end: no such word)
+        return _none
+    nested = depth < MAX_NESTING
     inside = bisect_left(need, len(values))  # (the word after a last option is no word)
     matches = [*map(assignment.fullmatch, map(values.__getitem__, need[:inside])),
                *[None] * (len(need) - inside)]
@@ -42,9 +48,13 @@ def plain_run(values: Sequence[str], need: Sequence[int], first: Collection[int]
                 found.append(match.group(2))
                 cleans[i] = f"{match.group(1)}={mark(match.group(2))}"
             else:
-                cleans[i] = by_the_rules(word, previous)
+                cleans[i] = by_the_rules(word, previous, found, mark, depth, nested)
             at += 1
             i = need[at]
         return at
 
     return run
+
+
+def _none(at: int, stop: int) -> int:
+    return at
