@@ -194,24 +194,34 @@ class DigitKinds:
         self._recorder = recorder
         self._few = few
         self._first: dict[tuple[str, ...], DigitTemplate | None] = {}
-        self._alike = 0
+        self._alike = self._tries = 0
 
     def redact(self, words: Sequence[str], begin: int, end: int) -> list[str]:
         """``words`` (the script's words ``begin`` to ``end``: one simple command)
         redacted, its values appended to ``found``: by its kind's template, or by the
         rules (then it may become its kind's template)."""
         found, rules = self._found, self._rules
-        if self._kinds is _UNSEEN:
-            self._kinds = digit_kinds(self._values, self._special)
+        if self._kinds is _UNSEEN:  # the kinds are found once a command makes a template
+            recorded, at = len(self._recorder.values), len(found)
+            shown = rules(words)
+            template = digit_template(words, shown, found[at:], self._recorder, recorded)
+            self._tries += 1
+            if template is not None:
+                self._kinds = digit_kinds(self._values, self._special)
+                if self._kinds is not None:
+                    self._first[tuple(self._kinds[begin:end])] = template
+            elif self._tries > self._few:
+                self._kinds = None
+            return shown
         if self._kinds is None:
             return rules(words)
         kind = tuple(cast(list[str], self._kinds)[begin:end])
         first = self._first.get(kind, _UNSEEN)
         if isinstance(first, tuple):
-            shown = by_digits(first, words, found, self._recorder)
-            if shown is not None:
+            alike = by_digits(first, words, found, self._recorder)
+            if alike is not None:
                 self._alike += 1
-                return shown
+                return alike
         recorded, at = len(self._recorder.values), len(found)
         shown = rules(words)
         if first is _UNSEEN and len(self._first) <= max(self._few, 2 * self._alike):
@@ -222,12 +232,12 @@ class DigitKinds:
 
 def redactor(values: Sequence[str], mark: object, found: list[str],
              rules: Callable[..., list[str]], depth: int, *, special: AbstractSet[str],
-             many: bool, few: int) -> Callable[[Sequence[str], int, int], list[str]] | None:
+             few: int) -> Callable[[Sequence[str], int, int], list[str]] | None:
     """How a simple command of a script (its words, where they stand in its ``values``)
-    is redacted by its kind, in a script of ``many`` commands whose marks are recorded
+    is redacted by its kind, in a script (of many commands) whose marks are recorded
     (:class:`DigitKinds`, ``special`` and ``few`` as there; ``rules(words, found, mark,
     depth, shapes=False)`` for the others); None elsewhere (then by the rules)."""
-    if not ENABLED or not many or not isinstance(mark, Recorder):
+    if not ENABLED or not isinstance(mark, Recorder):
         return None
     return DigitKinds(values, mark, special, few, found, partial(
         rules, found=found, mark=mark, depth=depth, shapes=False)).redact

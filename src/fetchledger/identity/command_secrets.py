@@ -59,7 +59,7 @@ from .command_programs import (
     _script_positions,
 )
 from .finder import finder as cached_finder
-from .plain_words import plain_run
+from .plain_words import no_words, plain_run
 from .quoted_values import SQL_PASSWORD, quoted_values_found
 from .quoted_values import redact_quoted_values as _redact_quoted_values
 from .recorder import MAX_NESTING as _MAX_NESTING
@@ -431,7 +431,8 @@ def _plain_assignment(word: str, previous: str | None) -> tuple[str, str] | None
     match = _PLAIN_ASSIGNMENT.fullmatch(word)
     if match is None or not is_secret_name(match.group(1)):
         return None
-    if previous is not None and _names_next_secret(previous):
+    if previous is not None and (previous in _USER_OPTIONS or (
+            _IS_OPTION(previous) is not None and _takes_secret(previous))):
         return None
     return match.group(1), match.group(2)
 
@@ -459,7 +460,8 @@ _ACTIVE = re.compile(r"[=:%'\" \n\t]").search
 def _may_hold_secret(word: str, previous: str | None) -> bool:
     """False for a word no rule of :func:`redact_argument` can touch (most of them): a
     quick test first, so that 30,000 plain words cost little."""
-    if previous is not None and _names_next_secret(previous):
+    if previous is not None and (previous in _USER_OPTIONS or (
+            _IS_OPTION(previous) is not None and _takes_secret(previous))):
         return True
     if ":" in word or word.startswith("-u") or "%" in word or "'" in word or '"' in word:
         return True
@@ -631,12 +633,13 @@ def _redact_commands(script: ScriptWords, found: list[str], mark: Mark, depth: i
     commands = len(starts) - 1
     rich, need, holes = _plan(values, starts)
     plain_words = plain_run(values, need, set(starts), cleans, found, mark, _PLAIN_ASSIGNMENT,
-                            _names_next_secret, _redact_plain_word, depth)
+                            _names_next_secret, _redact_plain_word, depth) if len(need) > 1 \
+        else no_words
     done: dict[tuple[str, ...], tuple[list[str], list[str]]] = {}  # a command seen before
     templates: dict[tuple[object, ...], object] = {}  # a _Template, or None
     reused = 0
     by_kind = redactor(values, mark, found, _redact_words, depth, special=_DIGIT_WORDS,
-                       many=len(rich) > _FEW_COMMANDS, few=_FEW_COMMANDS)
+                       few=_FEW_COMMANDS) if len(rich) > _FEW_COMMANDS else None
     at = 0
     for command in rich:
         begin = starts[command]

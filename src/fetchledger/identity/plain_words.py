@@ -13,7 +13,7 @@ from collections.abc import Callable, Collection, Sequence
 from .recorder import MAX_NESTING
 from .secrets import Mark, is_secret_name
 
-__all__ = ["plain_run"]
+__all__ = ["no_words", "plain_run"]
 
 
 def plain_run(values: Sequence[str], need: Sequence[int], first: Collection[int],
@@ -29,7 +29,7 @@ def plain_run(values: Sequence[str], need: Sequence[int], first: Collection[int]
     other goes ``by_the_rules`` (the word, the one before it in its command, ``found``,
     ``mark``, ``depth`` and whether a script in it is read)."""
     if len(need) == 1:  # (only the end: no such word)
-        return _none
+        return no_words
     nested = depth < MAX_NESTING
     inside = bisect_left(need, len(values))  # (the word after a last option is no word)
     matches = [*map(assignment.fullmatch, map(values.__getitem__, need[:inside])),
@@ -56,5 +56,6 @@ def plain_run(values: Sequence[str], need: Sequence[int], first: Collection[int]
     return run
 
 
-def _none(at: int, stop: int) -> int:
+def no_words(at: int, stop: int) -> int:
+    """The run of a script with no such word."""
     return at
