@@ -126,6 +126,8 @@ _QUOTED_PIECES = ['"', "'", "\\", "token", "TOKEN", "api_key", "=", ":", " = ", 
 @example(text='x="token="a"')  # a place opening inside the value of a name not secret
 @example(text="x=\"a token='b'\"")
 @example(text='TOKEN="v1"; TOKEN=\'a\\\'b\'; PASSWORD "p"')
+@example(text='"k": "' * 5)  # the last one unclosed
+@example(text='TOKEN="a" b="c d TOKEN=\'e\'')
 def test_the_raw_text_scan_finds_what_the_redaction_finds(text: str) -> None:
     """:func:`quoted_values.quoted_values_found` (a script's raw text: two C-level scans
     when every value is simple) finds the values :func:`redact_quoted_values` finds, in

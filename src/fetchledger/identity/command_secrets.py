@@ -643,7 +643,7 @@ def _redact_commands(script: ScriptWords, found: list[str], mark: Mark, depth: i
     at = 0
     for command in rich:
         begin = starts[command]
-        at = plain_words(at, begin)
+        at = plain_words(at, begin) if need[at] < begin else at
         if command == commands:
             break
         end = starts[command + 1]

@@ -6,6 +6,7 @@ word or in a script's raw text (a heredoc's JSON)."""
 from __future__ import annotations
 
 import re
+from operator import add, itemgetter
 
 from .secrets import Mark, is_secret_name
 
@@ -62,20 +63,33 @@ def quoted_values_found(text: str, found: list[str], mark: Mark) -> None:
 
     One C-level scan finds every place a keyed quote opens (no place starts inside
     another's name and separator) with its value when that is simple; when every one
-    is, and no place opens inside a value (a second scan over the values alone), the
-    values are those of the scan in order, whatever names are secret. Else they are
-    found the general way."""
+    is, and no place opens inside a value (a second scan over the values alone, each
+    followed by both quotes), the values are those of the scan in order, whatever
+    names are secret. Else they are found the general way."""
     places = _KEYED_QUOTE_VALUE.findall(text)
-    if any(lone for _, _, _, lone in places) or _KEYED_QUOTE.search("\0".join(
-            [double + '"' if double else single + "'" for _, double, single, _ in places])):
+    lone = sum(map(bool, map(_LONE, places)))  # (the text's end opening one: it holds nothing)
+    if lone > 1 or (lone and not (places[-1][3] and _OPENS_AT_END(text, max(0, len(text) - 256)))):
+        redact_quoted_values(text, found, mark)
+        return
+    if lone:
+        del places[-1]
+    inside = list(map(add, map(_DOUBLE, places), map(_SINGLE, places)))  # each value, or ""
+    if not any(inside):
+        return
+    # (each value followed by both quotes: what opens in it and closes on its own quote)
+    if _KEYED_QUOTE.search("\"'\0".join(filter(None, inside)) + "\"'"):
         redact_quoted_values(text, found, mark)
         return
     secret = is_secret_name
-    values = [double or single for name, double, single, _ in places
-              if (double or single) and (not name or secret(name))]
+    values = [value for value, name in zip(inside, map(_NAME, places), strict=True)
+              if value and (not name or secret(name))]
     found.extend(values)
     for value in values:
         mark(value)
+
+
+_NAME, _DOUBLE, _SINGLE, _LONE = (itemgetter(i) for i in range(4))
+_OPENS_AT_END = re.compile(f"(?:{_KEYED_QUOTE.pattern})\\Z").search
 
 
 def _closing(text: str, start: int, quote: str) -> int:
