@@ -97,10 +97,14 @@ def main() -> None:
         speeds = []
         for name, argv in shapes.items():
             before, after, speed = float("inf"), float("inf"), float("inf")
-            for _ in range(args.rounds):  # alternately: the same load for both
+            for round_ in range(args.rounds):  # alternately, each first in turn
                 speed = min(speed, _speed(calibration))
-                before = min(before, _cpu_ms(old, argv, args.repeat))
-                after = min(after, _cpu_ms(command_locator, argv, args.repeat))
+                for locate in (old, command_locator)[::1 if round_ % 2 else -1]:
+                    ms = _cpu_ms(locate, argv, args.repeat)
+                    if locate is old:
+                        before = min(before, ms)
+                    else:
+                        after = min(after, ms)
             speeds.append(speed)
             rows.append([name, before, after, speed])
     # each shape calibrated by the speed measured beside it (the least of its rounds, as
