@@ -23,11 +23,13 @@ _KEYED_QUOTE = re.compile(r"(?<![\w.-])(?:([^\W\d][\w.-]*+)"
                           r"|((?i:password|passwd|identified\s+by))(\s+)([\"']))")
 SQL_PASSWORD = re.compile(r"(?i:password|passwd|identified\s+by)\s+[\"']")
 # The same places, with the value after the opening quote when it is simple (closed by
-# the same quote, no backslash); else the lone opening quote.
+# the same quote, no backslash, and its closing quote not one of a name inside it, as in
+# `"k": "password"="V"`); else the lone opening quote.
 _KEYED_QUOTE_VALUE = re.compile(r"(?<![\w.-])(?:([^\W\d][\w.-]*+)"
                                 r"""["']?\]?\s*[:=]\s*"""
                                 r"|(?i:password|passwd|identified\s+by)\s+)"
-                                r"""(?:"([^"\\]*+)"|'([^'\\]*+)'|(["']))""")
+                                r"""(?:"([^"\\]*+)"(?!\]?\s*[:=]\s*["'])"""
+                                r"""|'([^'\\]*+)'(?!\]?\s*[:=]\s*["'])|(["']))""")
 
 
 def redact_quoted_values(text: str, found: list[str], mark: Mark) -> str:
@@ -66,9 +68,13 @@ def quoted_values_found(text: str, found: list[str], mark: Mark) -> None:
     is, and no place opens inside a value (a second scan over the values alone, each
     followed by both quotes), the values are those of the scan in order, whatever
     names are secret. Else they are found the general way."""
+    if len(text) < _LONG:  # (a short text, a word's script: the general way costs less)
+        redact_quoted_values(text, found, mark)
+        return
     places = _KEYED_QUOTE_VALUE.findall(text)
-    lone = sum(map(bool, map(_LONE, places)))  # (the text's end opening one: it holds nothing)
-    if lone > 1 or (lone and not (places[-1][3] and _OPENS_AT_END(text, max(0, len(text) - 256)))):
+    lone = sum(map(bool, map(_LONE, places)))  # (the last one never closed: it holds nothing)
+    if lone > 1 or (lone and not (places[-1][3] and _UNCLOSED_AT_END[places[-1][3]](
+            text, max(0, len(text) - 256)))):
         redact_quoted_values(text, found, mark)
         return
     if lone:
@@ -89,7 +95,11 @@ def quoted_values_found(text: str, found: list[str], mark: Mark) -> None:
 
 
 _NAME, _DOUBLE, _SINGLE, _LONE = (itemgetter(i) for i in range(4))
-_OPENS_AT_END = re.compile(f"(?:{_KEYED_QUOTE.pattern})\\Z").search
+_LONG = 1024
+# A place opening a quote that nothing after it closes (a quote is needed to close it)
+_UNCLOSED_AT_END = {quote: re.compile(r"(?<![\w.-])(?:[^\W\d][\w.-]*+" r"""["']?\]?\s*[:=]\s*"""
+                                      f"{quote}|(?i:password|passwd|identified\\s+by)\\s+{quote})"
+                                      f"[^{quote}]*\\Z").search for quote in "\"'"}
 
 
 def _closing(text: str, start: int, quote: str) -> int:
