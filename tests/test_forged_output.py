@@ -38,7 +38,14 @@ def _raw_controls(text: str) -> list[str]:
     return [c for line in text.split("\n") for c in line
             if unicodedata.category(c) in ("Cc", "Zl", "Zp") or c in "\u061c\u200e\u200f"
             or "\u202a" <= c <= "\u202e" or "\u2066" <= c <= "\u2069"
-            or "\ufff9" <= c <= "\ufffb" or "\U000e0000" <= c <= "\U000e007f"]
+            or "\ufff9" <= c <= "\ufffb" or "\U000e0000" <= c <= "\U000e007f"
+            or c in HANGUL_FILLERS.values()]
+
+
+# Session 7: letters that show as blank space (Hangul fillers): a name padded with them
+# looks like another name, and a line of them looks empty.
+HANGUL_FILLERS = {"choseong filler": "\u115f", "jungseong filler": "\u1160",
+                  "hangul filler": "\u3164", "halfwidth filler": "\uffa0"}
 
 
 @pytest.mark.parametrize(("text", "shown"), [
@@ -220,3 +227,60 @@ def test_every_style_escapes_markup_in_what_a_source_controls(ledger_path: Path,
         assert written.count("<!-- /fetchledger:sources -->") == 1, written
         again = run_cli("render", str(draft), "--style", style, "--in-place")
         assert again.exit_code == 0 and draft.read_text(encoding="utf-8") == written
+
+
+# --- session 7 (branch leaks): exports follow the display rule; Hangul fillers ---------
+
+
+@pytest.mark.parametrize("char", list(HANGUL_FILLERS.values()), ids=list(HANGUL_FILLERS))
+def test_hangul_fillers_are_shown_as_escapes(char: str) -> None:
+    from fetchledger import json_text
+
+    shown = printable(f"admin{char}")
+    assert char not in shown and shown == f"admin\\u{ord(char):04x}"
+    assert char not in json_text({"t": char}) and json.loads(json_text({"t": char})) == {"t": char}
+
+
+def _raw_in_file(path: Path) -> list[str]:
+    return _raw_controls(path.read_text(encoding="utf-8"))
+
+
+def test_json_exports_carry_no_raw_control_bidi_or_filler(ledger_path: Path, run_cli: Any,
+                                                          tmp_path: Path) -> None:
+    """The evidence pack's sources.json and quotes.jsonl and the CSL-JSON export kept C1
+    controls, bidi overrides, tag characters and Hangul fillers of a title, site, URL or
+    quote raw; they are written as JSON escapes (the same JSON: every value exact)."""
+    forgers = "".join(c for c in EVERY_FORGER if c not in "\n\r") + "".join(
+        HANGUL_FILLERS.values())
+    title = f"Tides{forgers} report"
+    text = "The harbour sees two tides\u202e a day\u3164 and\x85 more."
+    with Ledger(ledger_path) as ledger:
+        ledger.register(Document(
+            kind="web", locator="https://example.org/a\u202e", display="https://example.org/a\u202e",
+            title=title, site=f"Harbour{forgers}", author=f"Clerk\u3164{forgers}",
+            text=text, raw=b"x"))
+    title = json.loads(run_cli("--json", "list").stdout)[0]["title"]  # as stored
+    assert "\u202e" in title and "\u3164" in title and "\U000e0049" in title
+    stored = run_cli("show", "1", "--text").stdout  # (the text as stored)
+    quoted = run_cli("quote", "1", stored.split(" and")[0].strip())
+    assert quoted.exit_code == 0, quoted.stderr
+    pack = tmp_path / "pack"
+    assert run_cli("export", "--format", "pack", "-o", str(pack)).exit_code == 0
+    csl = tmp_path / "items.json"
+    assert run_cli("export", "--format", "csl-json", "-o", str(csl)).exit_code == 0
+    for path in (pack / "sources.json", pack / "quotes.jsonl", pack / "sources.md", csl):
+        assert _raw_in_file(path) == [], (path.name, _raw_in_file(path))
+    manifest = json.loads((pack / "sources.json").read_text(encoding="utf-8"))
+    assert manifest["sources"][0]["title"] == title  # values stay exact
+    quotes = [json.loads(line) for line in (pack / "quotes.jsonl").read_text().splitlines()]
+    stored_text = (pack / manifest["sources"][0]["versions"][0]["text_file"]).read_text(
+        encoding="utf-8")
+    assert quotes and any("\u202e" in quote["quote"] for quote in quotes)
+    for quote in quotes:  # each quote exact
+        assert quote["quote"] == stored_text[quote["start"]:quote["end"]]
+    [item] = json.loads(csl.read_text(encoding="utf-8"))
+    assert item["title"] == title
+    draft = tmp_path / "draft.md"
+    draft.write_text("The harbour sees two tides a day.[1]\n", encoding="utf-8")
+    rendered = run_cli("render", str(draft), "--style", "csl-json").stdout
+    assert _raw_controls(rendered) == [] and json.loads(rendered)[0]["title"] == title

@@ -97,7 +97,7 @@ def test_an_old_ledger_keeps_its_ids_and_finds_them_under_the_new_identity(
         ("0001_initial",), ("0002_keyed_identity",), ("0005_search_hits",),
         ("0007_secret_rules",), ("0008_reading",), ("0010_credentials_not_identity",),
         ("0011_nested_secrets",), ("0012_secret_shapes",), ("0014_shell_quoting",),
-        ("0016_more_secret_options",)]
+        ("0016_more_secret_options",), ("0017_more_secret_forms",)]
     assert rows(path, "PRAGMA integrity_check") == [("ok",)]
 
 
@@ -282,6 +282,55 @@ def test_a_ledger_that_held_secret_options_of_session_6_keeps_its_ids(
         ["mount", "-o", "user=u,password=Opt1onV4lueFour", "//h/s", "/mnt"]],
         ("Opt1onV4lueOne", "Opt1onV4lueTwo", "Opt1onV4lueThree", "Opt1onV4lueFour"),
         text="Done.")
+
+
+@pytest.mark.both_backends
+def test_a_ledger_that_held_glued_passwords_keeps_its_ids(
+        tmp_path: Path, ledger_path: LedgerLocation) -> None:
+    """Before session 7, ``smbclient -U alice%V``, ``sqlplus alice/V@db``, ``htpasswd -b f
+    u V``, ``xfreerdp /p:V`` and ``curl u:V@h/x`` kept V in identity and display;
+    migration 0017 finds each such source again under its old id (two values stay two
+    sources) and V leaves the ledger."""
+    _commands_found_again(tmp_path, ledger_path, "0017_more_secret_forms", [
+        ["smbclient", "//srv/s", "-U", "alice%Gl0edV4lueOne"],
+        ["smbclient", "//srv/s", "-U", "alice%Gl0edV4lueTwo"],
+        ["sqlplus", "alice/Gl0edV4lueThree@db"],
+        ["htpasswd", "-b", "f", "alice", "Gl0edV4lueFour"],
+        ["xfreerdp", "/u:alice", "/p:Gl0edV4lueFive"],
+        ["curl", "alice:Gl0edV4lueSix@example.com/x"]],
+        ("Gl0edV4lueOne", "Gl0edV4lueTwo", "Gl0edV4lueThree", "Gl0edV4lueFour",
+         "Gl0edV4lueFive", "Gl0edV4lueSix"), text="Done.")
+
+
+@pytest.mark.both_backends
+def test_a_ledger_that_held_callback_codes_and_link_tokens_keeps_its_ids(
+        tmp_path: Path, ledger_path: LedgerLocation) -> None:
+    """Before session 7, an OAuth callback's ``?code=`` and a ``/reset-password/TOKEN``
+    link were identities and displays in clear; migration 0017 finds each source again
+    under its old id (two codes stay two sources) and the values leave the ledger, while
+    ``?code=python`` stays as it was."""
+    urls = ["https://app.example/cb?code=4f0AX4XfWh7Kq9ZtR2mB&state=s1",
+            "https://app.example/cb?code=Zq8Rt2mB4f0AX4XfWh7K&state=s1",
+            "https://app.example/reset-password/Tk9mB2x7Qw4Lp8Zr3Yv",
+            "https://docs.example/search?code=python"]
+    with Ledger(ledger_path) as ledger:
+        key = ledger.identity_key
+        for url in urls:
+            ledger.register(Document(kind="web", locator=url, display=url, raw=b"r",
+                                     text="The stored text of a web source.",
+                                     meta={"final_url": url}))
+    rows(ledger_path, "DELETE FROM migration WHERE name = '0017_more_secret_forms'")
+    with Ledger(ledger_path) as ledger:
+        for n, url in enumerate(urls, start=1):
+            assert ledger.source_for(url_identity(url, key)).id == n
+        assert len(ledger.sources()) == len(urls)
+        assert ledger.source(3).locator == "https://app.example/reset-password/REDACTED"
+        assert ledger.source(4).locator == urls[3]
+    for value in ("4f0AX4XfWh7Kq9ZtR2mB", "Zq8Rt2mB4f0AX4XfWh7K", "Tk9mB2x7Qw4Lp8Zr3Yv"):
+        for table, column in (("source", "locator"), ("source", "display"),
+                              ("alias", "locator"), ("version", "meta")):
+            for (stored,) in rows(ledger_path, f"SELECT {column} FROM {table}"):
+                assert value not in str(stored), (table, column, stored)
 
 
 def _commands_found_again(folder: Path, ledger_path: LedgerLocation, migration: str,

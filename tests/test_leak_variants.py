@@ -192,3 +192,97 @@ def test_a_batch_line_with_a_host_label_over_63_characters_is_invalid_url(run_cl
     errors = [line for line in result.stderr.splitlines() if "error:" in line]
     assert len(errors) == 2 and all("invalid" in line for line in errors), errors
     assert "dns_error" not in result.stderr and "Traceback" not in result.stderr
+
+
+# --- session 7 (branch leaks): URL values secret by their name and their shape -------
+#
+# OAuth/SSO callback values (`?code=`, CAS `?ticket=ST-…`, `?nonce=`, `?pat=`, `?hash=`)
+# and single-use link segments (`/token/V`, `/reset-password/V`) were shown and stored
+# in clear. Redacted when the value is token-like (16 characters or more of a token's
+# alphabet, the character classes changing often: random, not a word or a slug), or
+# when the query carries OAuth companions (`state=`, `redirect_uri=`, `client_id=`...);
+# a CAS ticket by its prefix. A word (`?code=python`), a number or a slug stays shown.
+CALLBACK_VALUE = "4f0AX4XfWh7Kq9ZtR2mB"
+URL_SECRETS = [
+    f"https://app.example/callback?code={CALLBACK_VALUE}",
+    f"https://app.example/callback?code={CALLBACK_VALUE}&state=xyz",
+    "https://app.example/callback?code=sh0rt&state=af0ifjsldkj",  # companion: any value
+    "https://app.example/cb?state=af0ifjsldkj&code=Sp1xlOBeZQQYbYS6WxSbIA",
+    f"https://app.example/cb?code_verifier={CALLBACK_VALUE}",  # PKCE
+    "https://cas.example/app?ticket=ST-1-8kQw2mZ9xLp4RtYv-cas01",
+    "https://cas.example/app?ticket=PT-42-QwErTyUiOp-cas",
+    f"https://sso.example/login?ticket={CALLBACK_VALUE}",
+    f"https://idp.example/auth?response_type=id_token&client_id=app&nonce={CALLBACK_VALUE}",
+    "https://idp.example/auth?nonce=n-0S6_WzA2Mj&redirect_uri=https%3A%2F%2Fa%2Fcb",
+    f"https://git.example/api?pat={CALLBACK_VALUE}",
+    "https://site.example/confirm?hash=9f86d081884c7d659a2feaa0c55ad015a3bf4f1b",
+    "https://site.example/verify?email=a%40b.c&hash=5d41402abc4b2a76b9719d911017c592",
+    f"https://site.example/unsubscribe?uid=7&verification_code={CALLBACK_VALUE}",
+    f"https://app.example/cb#code={CALLBACK_VALUE}&state=s1",  # a fragment: dropped anyway
+    f"https://app.example/token/{CALLBACK_VALUE}",
+    f"https://app.example/reset-password/{CALLBACK_VALUE}",
+    f"https://app.example/password/reset/{CALLBACK_VALUE}?lang=en",
+    f"https://app.example/users/verify/{CALLBACK_VALUE}",
+    "https://app.example/invite/550e8400-e29b-41d4-a716-446655440000",
+    f"https://app.example/auth/magic-link/{CALLBACK_VALUE}/",
+    f"https://app.example/api/session/{CALLBACK_VALUE}/refresh",
+    f"https://app.example/confirm-email/{CALLBACK_VALUE}",
+    f"https://app.example/account?reset={CALLBACK_VALUE}",
+    f"https://app.example/join?invite={CALLBACK_VALUE}&team=7",
+    f"https://app.example/email?confirm={CALLBACK_VALUE}",
+    f"https://sp.example/acs?SAMLart={CALLBACK_VALUE}",
+    "https://app.example/activate?activation=9f86d081884c7d659a2feaa0c55ad015a3bf4f1b",
+    "https://app.example/reset/MQ/bk9p3x-1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d/",  # Django
+    f"https://app.example/accounts/verify-email/{CALLBACK_VALUE}",
+]
+
+
+@pytest.mark.parametrize("url", URL_SECRETS)
+def test_callback_values_and_single_use_link_segments_are_redacted(url: str) -> None:
+    secret = _secret_in(url)
+    identity = url_identity(url, KEY)
+    assert secret not in identity and ("REDACTED~" in identity or "#" in url), identity
+    assert url_identity(identity, KEY) == identity  # idempotent
+    assert secret not in normalize_url(url) and secret not in shown_url(url)
+    assert secret not in redact_url(url)
+    assert secret in request_secrets(url) or "#" in url  # scrubbed from an echo
+    other = url.replace(secret, secret[::-1])
+    if "#" not in url:  # (a fragment is no part of an identity)
+        assert url_identity(other, KEY) != identity  # two values, two sources
+    shown = redact_argv(["curl", url])[1]  # on a command line too
+    assert secret not in shown and "REDACTED" in shown
+    assert secret not in redact_command_text(f"curl '{url}'")
+
+
+def _secret_in(url: str) -> str:
+    for secret in (CALLBACK_VALUE, "ST-1-8kQw2mZ9xLp4RtYv-cas01", "PT-42-QwErTyUiOp-cas",
+                   "sh0rt", "Sp1xlOBeZQQYbYS6WxSbIA", "n-0S6_WzA2Mj",
+                   "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b",
+                   "5d41402abc4b2a76b9719d911017c592",
+                   "550e8400-e29b-41d4-a716-446655440000",
+                   "bk9p3x-1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d"):
+        if secret in url:
+            return secret
+    raise AssertionError(url)
+
+
+@pytest.mark.parametrize("url", [
+    "https://docs.example/search?code=python", "https://errors.example/e?code=404",
+    "https://docs.example/lang?code=en-US", "https://shop.example/cart?promo_code=SUMMER2024",
+    "https://maps.example/?postcode=SW1A1AA", "https://docs.example/x?hash=main",
+    "https://blog.example/posts?ticket=JIRA-1234", "https://cdn.example/app.js?hash=abc123",
+    "https://docs.example/token/overview", "https://docs.example/reset-password/how-it-works",
+    "https://blog.example/invite/how-to-invite-your-team-in-2024",
+    "https://etherscan.example/token/0x1f9840a85d5af5bf1d1762f925bdaddc4201f984",
+    "https://docs.example/auth/getting-started-with-single-sign-on",
+    "https://docs.example/api/PythonTutorialForBeginners2024",
+    "https://github.example/o/r/commit/9f86d081884c7d659a2feaa0c55ad015a3bf4f1b",
+    "https://github.example/o/r/blob/5d41402abc4b2a76b9719d911017c592/README.md",
+    "https://news.example/article?id=550e8400-e29b-41d4-a716-446655440000",
+    "https://app.example/account?reset=true", "https://app.example/?login=alice",
+    "https://github.example/auth0/node-jsonwebtoken/blob/9f86d081884c7d659a2feaa0c55ad015a3bf4f1b/R",
+    "https://app.example/reset/MQ/done/", "https://app.example/reset/done/ThisIsAPlainTitle",
+])
+def test_words_numbers_slugs_and_ids_under_those_names_stay_shown(url: str) -> None:
+    assert "REDACTED" not in normalize_url(url) and "REDACTED" not in shown_url(url)
+    assert "REDACTED" not in url_identity(url, KEY)

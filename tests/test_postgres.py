@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import os
+import select
 import subprocess
 import sys
 import threading
@@ -116,6 +117,22 @@ def test_reads_survive_a_lost_connection(url: str) -> None:
         assert ledger.register(doc("/b", "Ice melts at 0 degrees.")).source.id == 2
 
 
+def test_a_write_never_goes_on_a_connection_with_unread_input(url: str) -> None:
+    # The server's goodbye (pg_terminate_backend's FATAL message) reaches the socket
+    # before the server closes it; a write sent in between was lost (CI, loaded). Any
+    # input on an idle connection is taken as that goodbye: here, a notification.
+    with Ledger(url) as ledger:
+        ledger.register(doc("/a", "Water boils at 100 degrees."))
+        (listening,) = backends_of(url)
+        store: Any = ledger._store
+        conn = store._connection()
+        conn.execute("LISTEN fetchledger_test")
+        rows(url, "NOTIFY fetchledger_test")
+        assert select.select([conn.fileno()], [], [], 30)[0]  # the notification came
+        assert ledger.register(doc("/b", "Ice melts at 0 degrees.")).source.id == 2
+        assert listening not in backends_of(url)  # the write went on a new connection
+
+
 def test_an_unreachable_server_is_exit_4_in_one_line_without_the_password() -> None:
     secret = "hunter2-secret"
     for ledger in (f"postgresql://postgres:{secret}@127.0.0.1:1/nothing",
@@ -210,7 +227,7 @@ def test_fresh_ledgers_opened_by_many_processes_at_once_migrate_once(url: str) -
         ("0008_reading",), ("0009_register_function",), ("0010_credentials_not_identity",),
         ("0011_nested_secrets",), ("0012_secret_shapes",), ("0013_register_statement",),
         ("0014_shell_quoting",), ("0015_fewer_index_writes",),
-        ("0016_more_secret_options",)]
+        ("0016_more_secret_options",), ("0017_more_secret_forms",)]
 
 
 # --- what the database holds ------------------------------------------------------------------

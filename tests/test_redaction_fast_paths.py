@@ -40,7 +40,8 @@ def _repeating_argv(draw: st.DrawFn) -> list[str]:
     pool = draw(st.lists(st.sampled_from(_WORDS) | _word(), min_size=1, max_size=5))
     words = draw(st.lists(st.sampled_from(pool), min_size=1, max_size=30))
     head = draw(st.sampled_from([[], ["tool"], ["curl"], ["mysql"], ["sshpass"],
-                                 ["sh", "-c"], ["ssh", "h"], ["git", "config"]]))
+                                 ["sh", "-c"], ["ssh", "h"], ["git", "config"],
+                                 ["smbclient"], ["sqlplus"], ["htpasswd"], ["net", "use"]]))
     return [*head, *words]
 
 

@@ -195,7 +195,11 @@ _WORDS = ["sh", "bash", "-c", "-u", "--user", "me:pw", "--token", "t0k", "--toke
           "PASSWORD 'sq1'", "IDENTIFIED BY \"sq2\"", '{"password": "hd3"}', "<<EOF",
           # a secret's name spelled with the shell's quoting (quotes, escaping backslashes)
           "--tok\\en=b1", "TO''KEN=b2", '--pass""word', "PASS\\WORD=b3", "--api\\-key",
-          "se'c'ret=b4"]
+          "se'c'ret=b4",
+          # passwords glued to a user or standing by place (session 7)
+          "smbclient", "-U", "al%c1", "--user=al%c2", "//s/h", "net", "use", "\\\\s\\h",
+          "sqlplus", "al/c3@db", "htpasswd", "-nb", "lftp", "al,c4", "xfreerdp", "/p:c5",
+          "u:c6@h/x", "user=al%c7,uid=1"]
 
 
 @settings(max_examples=300, deadline=None)

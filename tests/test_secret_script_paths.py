@@ -36,6 +36,12 @@ _WORDS = [
     "x;jsessionid=j6", "next=%2Fp%3Ftoken%3Dq7", '{"api_key": "jj"}', "TOKEN='q1'",
     "PASSWORD 'sq1'", "sid=c7; lang=en", "$HOME", "$'\\x41'", "a b", "api_key==k4",
     "token:=j3", "--keyword", "-TOKEN=abc", "-", "c", "",
+    # passwords glued to a user or standing by place (session 7)
+    "smbclient", "-U", "al%pw00005", "-Ual%pw00006", "--user=al%pw7", "//srv/s", "net",
+    "use", "user", "\\\\srv\\s", "/user:al", "sqlplus", "al/pw00008@db", "al/pw9",
+    "userid=al/pw10", "htpasswd", "-nb", "-bc", "lftp", "al,pw00011", "xfreerdp", "/p:pw12",
+    "u:pw00013@h/x", "D/u:pw14@h", "rabbitmqctl", "add_user", "wpa_passphrase",
+    "user=al%pw15,uid=1",
 ]
 _OPERATORS = [" ", " ", " ", "; ", " && ", " | ", "\n", " & ", "(", ")", " > ", "\t"]
 _SPECIALS = " ;&|<>()\n\t'\"\\$#"

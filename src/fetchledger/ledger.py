@@ -710,10 +710,10 @@ class Ledger:
 
     def claim_inputs(self, holder: str, want: Sequence[str],
                      finished: Sequence[tuple[str, str, str]], lease: float,
-                     since: datetime | None) -> ClaimRound | None:
+                     since: datetime | None, gone: Sequence[str] = ()) -> ClaimRound | None:
         """One round of batch claims on a shared ledger (:mod:`fetchledger.batch.claims`):
         None on a ledger only one machine writes (SQLite)."""
-        return self._store.claim(holder, want, finished, lease=lease, since=since)
+        return self._store.claim(holder, want, finished, lease=lease, since=since, gone=gone)
 
     def copy_to(self, destination: str | os.PathLike[str]) -> Copied:
         """Copy this whole ledger into the EMPTY ledger at ``destination`` (a file or a

@@ -16,8 +16,12 @@ import time
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+
+from fetchledger import Ledger
+from fetchledger.batch.claims import gone_here, new_holder, this_machine
 
 from .batchserver import BatchServer
 from conftest import rows
@@ -193,3 +197,68 @@ def test_a_batch_whose_output_waits_for_its_reader_keeps_its_claims(
     stored = rows(pg_ledger_url, "SELECT id, locator FROM source ORDER BY id")
     assert [r[0] for r in stored] == list(range(1, len(urls) + 1))
     assert len({r[1] for r in stored}) == len(urls)
+
+
+def test_claims_of_a_dead_batch_of_this_machine_are_taken_over_without_waiting(
+        pg_ledger_url: str, hosts: list[BatchServer], tmp_path: Path) -> None:
+    """A batch killed and run again (one machine) takes its inputs back at once; claims of
+    a batch of another machine, which this one cannot see, wait for their lease."""
+    urls = [server.url(f"/gen/{h * 100 + i}") for h, server in enumerate(hosts)
+            for i in range(3)]
+    listing = tmp_path / "urls.txt"
+    listing.write_text("\n".join(urls))
+    ended = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                           capture_output=True, text=True, check=True)
+    dead_here = f"{this_machine()}:{int(ended.stdout)}:0badc0de"  # a process that ended
+    elsewhere = f"another-host/{4026531836}:{os.getpid()}:0badc0de"  # this pid, elsewhere
+    Ledger(pg_ledger_url).close()  # its tables made
+    rows(pg_ledger_url, "INSERT INTO claim (locator, holder, expires) VALUES "
+         "(?, ?, now() + interval '10 minutes'), (?, ?, now() + interval '10 minutes'), "
+         "(?, ?, now() + interval '3 seconds')",
+         urls[0], dead_here, urls[1], dead_here, urls[2], elsewhere)
+    survivor = start_worker(pg_ledger_url, listing, lease=30.0)
+    started = time.monotonic()
+    go(survivor)
+    try:
+        out, err = survivor.communicate(timeout=30)
+    finally:
+        survivor.kill()
+    took = time.monotonic() - started
+    assert survivor.returncode == 0, err
+    lines = [json.loads(line) for line in out.splitlines()]
+    assert sum(1 for line in lines if "snippets" in line) == len(urls), lines
+    assert 2.5 <= took < 30, took  # the foreign lease waited for, the dead one not
+    assert set(fetched(hosts).values()) == {1} and len(fetched(hosts)) == len(urls)
+
+
+@pytest.mark.parametrize("holder, gone", [
+    (lambda ended: f"{this_machine()}:{ended}:ab12cd34", True),  # ended here
+    (lambda ended: f"{this_machine()}:{os.getpid()}:ab12cd34", False),  # this process
+    (lambda ended: f"{this_machine()}:{os.getppid()}:ab12cd34", False),  # alive here
+    (lambda ended: f"elsewhere/1:{ended}:ab12cd34", False),  # another machine
+    (lambda ended: f"{this_machine().split('/')[0]}:{ended}:ab12cd34", False),  # old names
+    (lambda ended: "not a holder", False),
+    (lambda ended: f"{this_machine()}:x{ended}:ab12cd34", False),
+])
+def test_which_holders_are_known_gone(holder: Any, gone: bool) -> None:
+    ended = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                           capture_output=True, text=True, check=True)
+    assert gone_here(holder(int(ended.stdout))) is gone
+
+
+def test_a_zombie_holds_nothing() -> None:
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    deadline = time.monotonic() + 10
+    stat = Path(f"/proc/{child.pid}/stat")
+    while time.monotonic() < deadline and stat.read_bytes().rpartition(b")")[2][:3] != b" Z ":
+        time.sleep(0.01)
+    try:
+        assert gone_here(f"{this_machine()}:{child.pid}:ab12cd34")  # ended, not waited for
+    finally:
+        child.wait()
+
+
+def test_new_holders_name_this_machine_and_process() -> None:
+    machine, pid, token = new_holder().rsplit(":", 2)
+    assert (machine, int(pid)) == (this_machine(), os.getpid()) and len(token) == 8
+    assert new_holder() != new_holder()

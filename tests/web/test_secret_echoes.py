@@ -157,3 +157,30 @@ def test_a_session_cookie_set_on_the_way_is_scrubbed_when_echoed(
     assert "s3ss10nS3cretV" in web.hits[-1].headers.get("Cookie", "")  # it was sent
     assert b"s3ss10nS3cretV" not in stored_decoded(ledger_path)
     assert b"bees" in stored_decoded(ledger_path) and got.warnings
+
+
+# --- session 7: URL values secret by their name and shape, end to end --------------------
+
+CALLBACKS = ["/echo?code={v}&state=st4te-value", "/echo?q=bees&ticket=ST-1-{v}-cas01",
+             "/echo/reset-password/{v}", "/echo?hash={h}"]
+
+
+@pytest.mark.parametrize("path", CALLBACKS)
+def test_a_callback_code_or_link_token_is_stored_nowhere_and_keys_the_identity(
+        web: LoopbackServer, led: Ledger, ledger_path: Path, tmp_path: Path, path: str) -> None:
+    from fetchledger.cite.export import export
+
+    values = ("4f0AX4XfWh7Kq9ZtR2mB", "Zq8Rt2mB4f0AX4XfWh7K")
+    digests = ("9f86d081884c7d659a2feaa0c55ad015a3bf4f1b", "5d41402abc4b2a76b9719d911017c592")
+    one = led.fetch(web.url(path.format(v=values[0], h=digests[0])))
+    assert values[0] in web.hits[-1].path or digests[0] in web.hits[-1].path  # it was sent
+    two = led.fetch(web.url(path.format(v=values[1], h=digests[1])))
+    again = led.fetch(web.url(path.format(v=values[0], h=digests[0])))
+    assert one.source.id != two.source.id and again.source.id == one.source.id
+    assert "REDACTED" in one.source.locator
+    out = tmp_path / "ledger.warc"
+    export(led, "warc", out)
+    stored = stored_decoded(ledger_path) + out.read_bytes()
+    for value in (*values, *digests):
+        assert value.encode() not in stored, value
+    assert b"echo" in stored

@@ -121,7 +121,7 @@ class BatchLedger(Protocol):
 
     def claim_inputs(self, holder: str, want: Sequence[str],
                      finished: Sequence[tuple[str, str, str]], lease: float,
-                     since: datetime | None) -> ClaimRound | None: ...
+                     since: datetime | None, gone: Sequence[str] = ()) -> ClaimRound | None: ...
 
 
 @dataclass(frozen=True)

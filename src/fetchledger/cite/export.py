@@ -14,13 +14,13 @@ and moved into place, so a failed export leaves nothing half-written.
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidArgument, InvalidPath
+from ..models import json_text
 from .bibliography import bibtex_entry, csl_item
 from .entries import pages_text
 from .outputs import Selection, atomic_file, output_path, select
@@ -89,7 +89,7 @@ def _bibliography(chosen: Selection, format: str) -> str:
         items = [csl_item(e.source, key=f"fetchledger-{e.number}",
                           pages=pages_text(e.pages()).partition(" ")[2] or None)
                  for e in entries]
-        return json.dumps(items, ensure_ascii=False, indent=2) + "\n"
+        return json_text(items) + "\n"  # C1, bidi, fillers as JSON escapes
     return "".join(bibtex_entry(e.source, key=f"fetchledger-{e.number}",
                                 pages=pages_text(e.pages()).partition(" ")[2] or None) + "\n\n"
                    for e in entries)

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._version import __version__
 from ..errors import InvalidArgument, InvalidPath
+from ..models import json_text
 from ..store.protocol import utc_now
 from .entries import entry_parts
 from .outputs import Selection, umask, unwritable
@@ -76,13 +77,13 @@ def write_pack(ledger: Ledger, chosen: Selection, target: Path, *, with_raw: boo
                     "exported_at": utc_now(), "fetchledger": __version__,
                     "with_raw": with_raw, "sources": records}
         (work / "sources.json").write_text(
-            json.dumps(manifest, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+            json_text(manifest) + "\n", encoding="utf-8")  # (the display rule's escapes)
         with (work / "quotes.jsonl").open("w", encoding="utf-8", newline="\n") as out:
             for quote in chosen.quotes:
-                out.write(json.dumps({
+                out.write(json_text({
                     "id": quote.source_id, "version": quote.version, "start": quote.start,
                     "end": quote.end, "page": quote.page, "page_label": quote.page_label,
-                    "quote": quote.text, "first_at": quote.first_at}, ensure_ascii=False)
+                    "quote": quote.text, "first_at": quote.first_at}, indent=None)
                     + "\n")
         lines = ["# Sources", ""]
         for entry in chosen.entries():

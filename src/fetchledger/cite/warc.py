@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import http
 import io
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
@@ -27,7 +26,7 @@ from urllib.parse import quote as percent_encode
 from urllib.parse import urlsplit
 
 from .._version import __version__
-from ..models import Source
+from ..models import Source, json_text
 from .entries import source_url
 from .outputs import Selection
 
@@ -113,7 +112,7 @@ class _VersionRecords:
         encoded = text.encode("utf-8")
         conversion = self.record(self.urn("text"), "conversion", encoded,
                                  content_type="text/plain; charset=utf-8", headers=refers)
-        payload = json.dumps(facts, ensure_ascii=False, indent=2).encode("utf-8")
+        payload = json_text(facts).encode("utf-8")
         self.record(self.urn("metadata"), "metadata", payload, content_type="application/json",
                     headers={"WARC-Refers-To": capture or conversion})
 

@@ -104,9 +104,13 @@ def digit_template(words: Sequence[str], redacted: Sequence[str], found: Sequenc
         spanned.append((j, spans))
     if any(_HAS_DIGIT(word) for _, word, _ in rewritten):
         return None  # (a word rewritten otherwise, with digits: the others seldom the same)
-    first = [chr(_FIRST_SLOT + i) for i in range(recorded, len(values))]
-    order = [places[slot] for slot in first if slot in places]
-    order += [place for place in places.values() if place not in order]
+    # the values are marked in the order they stand (as the rules mark them: those the
+    # first one recorded anew did so in that order, or it makes no template)
+    order = sorted(places.values())
+    new = [places[slot] for slot in map(chr, range(_FIRST_SLOT + recorded,
+                                                    _FIRST_SLOT + len(values))) if slot in places]
+    if new != sorted(new):
+        return None
     index = {place: k for k, place in enumerate(order)}
     marked = [(j, tuple((start, end, index[j, start, end]) for start, end, _ in spans))
               for j, spans in spanned]

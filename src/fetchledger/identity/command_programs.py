@@ -9,9 +9,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from .secrets import is_secret_name
+from .secrets import Mark, is_secret_name
 
-__all__ = ["PROGRAM_OPTIONS"]
+__all__ = ["COMMA_PAIRS", "PROGRAM_OPTIONS", "SAMBA_USER", "SAMBA_USER_GATE", "comma_pair"]
 
 _SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "yash", "posh"})
 
@@ -19,6 +19,17 @@ _SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "yash", 
 # how its value is given ("attached": only as -pVALUE, since a lone -p asks for the
 # password and the next word is something else; "both": -p VALUE or -pVALUE). For
 # the registry clients the option is secret only after their `login` subcommand.
+# A password glued to the user after a separator keeps the user shown: "after-colon"
+# (USER:PW), "after-percent" (Samba's USER%PW), "after-comma" (lftp's USER,PW), each
+# as the next word, glued to a short option (-UUSER%PW) or after a long one's `=`
+# (--user=USER%PW). "prefix": the option and its value are one word (FreeRDP's /p:PW).
+# By place: "cluster-last" (a flag cluster holding the letter, htpasswd -nb or -bc,
+# makes the command's last word the password), "operandN" (the Nth operand after the
+# word: rabbitmqctl add_user USER PW), "sub-operandN" (only as the program's first
+# operand: Windows' net user NAME PW), "after-share" (the operand after a //srv/share
+# or \\srv\share word, Windows switches between: net use \\srv\s PW, smbclient
+# //srv/s PW). The key "" applies at the program's own word (wpa_passphrase SSID PW);
+# "logon": every word USER/PW or USER/PW@CONNECT (Oracle, also after userid=).
 _MYSQL = {"-p": "both"}  # a word after a lone -p: a password typed there, or a database
 _MONGO = {"-p": "both"}
 _LOGIN = {"-p": "both"}
@@ -26,6 +37,11 @@ _LDAP = {"-w": "both"}
 _HTTPIE = {"-a": "after-colon"}
 _ZIP = {"-P": "separate"}  # also the Mosquitto clients'
 _7ZIP = {"-p": "attached"}
+_SAMBA = {"-U": "after-percent", "--user": "after-percent"}  # -U USER%PASSWORD
+_DASH_P = {"-p": "separate"}  # -u USER -p PASSWORD
+_FREERDP = {"/p:": "prefix", "/gp:": "prefix", "-p": "separate"}
+_ORACLE = {"": "logon"}
+_SNMP = {"-A": "separate", "-X": "separate", "-c": "separate"}  # auth, privacy, community
 PROGRAM_OPTIONS: dict[str, dict[str, str]] = {
     **dict.fromkeys(("mysql", "mysqldump", "mysqladmin", "mysqlimport", "mysqlshow",
                      "mysqlcheck", "mysqlpump", "mariadb", "mariadb-dump"), _MYSQL),
@@ -53,6 +69,44 @@ PROGRAM_OPTIONS: dict[str, dict[str, str]] = {
     "vault": {"login": "positional"},  # vault login TOKEN
     **dict.fromkeys(("docker", "podman", "nerdctl", "buildah", "skopeo", "helm", "oras",
                      "crane", "regctl"), _LOGIN),
+    # Samba's clients: -U USER%PASSWORD (smbclient also takes the service's password
+    # after it); Windows' net: net use \\srv\share PASSWORD, net user NAME PASSWORD
+    **dict.fromkeys(("rpcclient", "smbget", "smbcacls", "smbcquotas", "smbtree", "smbspool",
+                     "winexe", "samba-tool", "wbinfo", "mount.cifs", "mount.smb3"), _SAMBA),
+    "smbclient": {**_SAMBA, "": "after-share"},
+    "net": {**_SAMBA, "use": "after-share", "user": "sub-operand2"},
+    # Oracle: USER/PASSWORD[@CONNECT] (sqlplus alice/pw@db, sqlldr userid=alice/pw)
+    **dict.fromkeys(("sqlplus", "sqlldr", "expdp", "impdp", "rman", "dgmgrl", "sqlcl"),
+                    _ORACLE),
+    "lftp": {"-u": "after-comma"},  # lftp -u USER,PASSWORD
+    **dict.fromkeys(("xfreerdp", "xfreerdp3", "wfreerdp", "sdl-freerdp", "sdl-freerdp3",
+                     "wlfreerdp", "wlfreerdp3"), _FREERDP),
+    "htpasswd": {"-b": "cluster-last"},  # htpasswd -b FILE USER PASSWORD, -nb USER PASSWORD
+    # -p PASSWORD of Windows and network-testing tools, remote desktops, FTP and Cassandra
+    # clients; hydra's -P is a word list
+    **dict.fromkeys(("smbmap", "crackmapexec", "cme", "nxc", "netexec", "evil-winrm",
+                     "rdesktop", "hydra", "cqlsh", "ncftp", "ncftpget", "ncftpput",
+                     "ncftpls", "smbtar", "useradd", "usermod", "unar", "lsar"), _DASH_P),
+    "ipmitool": {"-P": "separate"},
+    # Sysinternals PsExec: psexec \\\\host -u USER -p PASSWORD; schtasks /RU USER /RP PASSWORD
+    **dict.fromkeys(("psexec", "psexec64", "psexec.exe", "psexec64.exe", "PsExec",
+                     "PsExec64", "PsExec.exe", "PsExec64.exe"), _DASH_P),
+    "schtasks": {"/RP": "separate", "/rp": "separate", "/P": "separate", "/p": "separate"},
+    "sqsh": {"-P": "separate"},
+    **dict.fromkeys(("tsql", "isql"), _ZIP),  # FreeTDS, Sybase: -U USER -P PASSWORD
+    # NetworkManager: nmcli dev wifi connect SSID password PW, con modify X wifi-sec.psk PW
+    "nmcli": {"password": "separate", "wifi-sec.psk": "separate",
+              "802-11-wireless-security.psk": "separate"},
+    **dict.fromkeys(("snmpwalk", "snmpget", "snmpgetnext", "snmpbulkwalk", "snmpbulkget",
+                     "snmpset", "snmptable", "snmptrap", "snmpinform", "snmpdelta",
+                     "snmpdf", "snmpnetstat", "snmpstatus", "snmptest", "snmpusm"), _SNMP),
+    "swaks": {"-ap": "separate"}, "sendemail": {"-xp": "separate"},
+    "sendEmail": {"-xp": "separate"},
+    **dict.fromkeys(("rar", "unrar"), _7ZIP),
+    "pdftk": {"user_pw": "separate", "owner_pw": "separate", "input_pw": "separate"},
+    "rabbitmqctl": {"add_user": "operand2", "change_password": "operand2"},
+    "wpa_passphrase": {"": "operand2"},
+    "mc": {"set": "operand4", "add": "operand4"},  # mc alias set NAME URL ACCESS SECRET
 }
 _PROGRAMS = frozenset(PROGRAM_OPTIONS)
 _NEEDS_LOGIN = frozenset({"docker", "podman", "nerdctl", "buildah", "skopeo", "helm", "oras",
@@ -104,50 +158,187 @@ def _positional_secrets(words: Sequence[str]) -> dict[int, str]:
     return values
 
 
-def _program_secrets(words: Sequence[str]) -> dict[int, str]:
-    """Index → the option prefix kept, for each word that is (or ends in) the value of
-    a well-known program's secret option (:data:`PROGRAM_OPTIONS`)."""
-    values: dict[int, str] = {}
+def _program_secrets(words: Sequence[str]) -> dict[int, str | tuple[str, str]]:
+    """Index → the part of the word kept before the value (``""``, ``-p``, ``alice%``),
+    or the parts kept before and after it (``alice/`` and ``@db``), for each word that is
+    (or holds) the value of a well-known program's secret option or place
+    (:data:`PROGRAM_OPTIONS`)."""
+    values: dict[int, str | tuple[str, str]] = {}
     options: dict[str, str] = {}
-    attached: tuple[str, ...] = ()
+    glued: tuple[tuple[str, str], ...] = ()
     waiting_login = False
+    program_at = -1
+    program_name = ""
     last = len(words) - 1
     for i, word in enumerate(words):
         program = word if "/" not in word else word.rsplit("/", 1)[-1]
         if program in PROGRAM_OPTIONS:
-            options, attached = PROGRAM_OPTIONS[program], _ATTACHED[program]
+            options, glued = PROGRAM_OPTIONS[program], _GLUED[program]
+            program_name = program
             waiting_login = program in _NEEDS_LOGIN
+            program_at = i
+            own = options.get("")
+            if own is not None and own != "logon":
+                _by_place(words, i, own, values, program_at)
             continue
         if waiting_login:
             waiting_login = word != "login"
             continue
         if not options or i in values:
             continue
+        if "" in options and "/" in word and _logon(word, i, values):
+            continue  # Oracle's USER/PASSWORD[@CONNECT]
         form = options.get(word)
+        flag = _CLUSTER.get(program_name)
+        if form is None and flag is not None and word[:1] == "-" and flag in word[1:]:
+            form = "cluster-last"  # htpasswd -nb, -bc, -bB: the batch flag in a cluster
         if form == "rest":  # every word after it
             values.update(dict.fromkeys(range(i + 1, len(words)), ""))
-        elif form is None or i == last:
+        elif form is None or form == "prefix":
             pass
-        elif form == "after-colon":
-            head, colon, tail = words[i + 1].partition(":")
-            if colon and tail and not head.endswith(("\\", "/")) and len(head) != 1:
-                values[i + 1] = head + ":"  # (not a Windows drive letter)
+        elif form.startswith(("operand", "sub-operand", "after-share", "cluster")):
+            _by_place(words, i, form, values, program_at)
+        elif i == last:
+            pass
+        elif form in _KEPT_BEFORE:
+            kept = _kept_before(form, words[i + 1])
+            if kept is not None:
+                values[i + 1] = kept
         elif form == "positional":
             if not words[i + 1].startswith("-"):
                 values[i + 1] = ""
         elif form != "attached" and (form != "cookies" or "=" in words[i + 1]):
             values[i + 1] = ""
-        for option in attached:  # -pVALUE
-            if word.startswith(option) and len(word) > len(option) \
-                    and word[len(option)] != "-":
-                values[i] = option
+        if glued and i not in values:
+            _glued_value(word, i, glued, values)
     return values
 
 
-# The options of each program given as -pVALUE ("both" and "attached")
-_ATTACHED = {program: tuple(option for option, form in options.items()
-                            if form in ("both", "attached"))
-             for program, options in PROGRAM_OPTIONS.items()}
+def _logon(word: str, i: int, values: dict[int, str | tuple[str, str]]) -> bool:
+    """Whether ``word`` is an Oracle logon (``USER/PASSWORD[@CONNECT]``); its password
+    added to ``values`` at ``i``."""
+    logon = _LOGON.fullmatch(word)
+    if logon is None:
+        return False
+    start, end = logon.span(1) if logon.group(1) is not None else logon.span(2)
+    values[i] = (word[:start], word[end:])
+    return True
+
+
+def _glued_value(word: str, i: int, glued: tuple[tuple[str, str], ...],
+                 values: dict[int, str | tuple[str, str]]) -> None:
+    """The value glued to one of ``glued``'s options in ``word`` (-pVALUE,
+    -UUSER%PW, --user=USER%PW, /p:PW), added to ``values`` at ``i``."""
+    for option, how in glued:
+        if not word.startswith(option) or len(word) <= len(option):
+            continue
+        if how in _KEPT_BEFORE:
+            kept = _kept_before(how, word[len(option):])
+            if kept is not None:
+                values[i] = option + kept
+        elif how == "prefix" or word[len(option)] != "-":
+            values[i] = option
+        return
+
+
+# Oracle's logon: USER/PASSWORD or USER/PASSWORD@CONNECT (the password may be quoted),
+# also after userid= (sqlldr, expdp); not /nolog, / as sysdba or @script.sql
+_LOGON = re.compile(r"(?:(?i:userid)=)?[^\s/@'\"=-][^\s/@'\"=]*/"
+                    r"(?:\"([^\"]+)\"|([^\s/@\"]+))(?:@\S+)?")
+# The flag whose presence in a cluster of one-letter flags makes the last word the
+# password ("cluster-last")
+_CLUSTER = {program: option[1:] for program, options in PROGRAM_OPTIONS.items()
+            for option, form in options.items() if form == "cluster-last"}
+# The options of each program that may be glued to their value, and how: -pVALUE
+# ("both", "attached"), -UUSER%PW (a short option's password after a separator),
+# --user=USER%PW (a long one's after `=`), /p:PW ("prefix")
+_GLUED = {program: tuple(
+    (option + "=" if option.startswith("--") else option, form)
+    for option, form in options.items()
+    if form in ("both", "attached", "prefix")
+    or (form in ("after-percent", "after-comma", "after-colon")
+        and (option.startswith("--") or len(option) == 2)))
+    for program, options in PROGRAM_OPTIONS.items()}
+_KEPT_BEFORE = frozenset({"after-colon", "after-percent", "after-comma"})
+_SEPARATOR = {"after-colon": ":", "after-percent": "%", "after-comma": ","}
+_NEAR = 8  # how far an operand is looked for (a bound: a long argv stays linear)
+
+
+def _kept_before(form: str, value: str) -> str | None:
+    """What stays shown of ``value`` before its password (``USER:``, ``USER%``,
+    ``USER,``), or None when it holds none (no separator, nothing after it, a Windows
+    drive letter: ``C:\\cert.pem``)."""
+    head, separator, tail = value.partition(_SEPARATOR[form])
+    if not separator or not tail or head.endswith(("\\", "/")):
+        return None
+    if separator == ":" and len(head) == 1 and head.isalpha() and tail[:1] in ("\\", "/"):
+        return None
+    return head + separator
+
+
+def _operands(words: Sequence[str], after: int, windows: bool) -> list[int]:
+    """The indexes of the next few operands after ``after`` (words that are not options;
+    with ``windows``, not /switches either)."""
+    found = []
+    for j in range(after + 1, min(len(words), after + 1 + _NEAR)):
+        word = words[j]
+        if (word.startswith("-") and len(word) > 1) or (
+                windows and word.startswith("/") and not word.startswith("//")):
+            continue
+        found.append(j)
+    return found
+
+
+def _by_place(words: Sequence[str], i: int, form: str,
+              values: dict[int, str | tuple[str, str]], program_at: int) -> None:
+    """The secret that ``form`` names by its place after the word at ``i`` (see
+    :data:`PROGRAM_OPTIONS`), added to ``values``."""
+    if form.startswith(("operand", "sub-operand")):
+        if form.startswith("sub-") and i != program_at + 1:
+            return
+        n = int(form[-1])
+        operands = _operands(words, i, windows=form.startswith("sub-"))
+        if len(operands) >= n:
+            values.setdefault(operands[n - 1], "")
+    elif form == "after-share":
+        for j in range(i + 1, min(len(words), i + 1 + _NEAR)):
+            if words[j].startswith(("//", "\\\\")):
+                break
+        else:
+            return
+        for k in range(j + 1, min(len(words), j + 1 + _NEAR)):
+            word = words[k]
+            if word.startswith("/") and not word.startswith("//"):
+                continue  # a Windows switch: /user:NAME, /persistent:no
+            if not word.startswith("-") and word != "*":
+                values.setdefault(k, "")
+            return
+    elif form == "cluster-last":  # htpasswd -b FILE USER PW, -nb USER PW
+        flags = words[i][1:]
+        if words[i].startswith("-") and flags.isalpha() and "b" in flags:
+            last = len(words) - 1
+            if last >= i + 2 and not words[last].startswith("-"):
+                values.setdefault(last, "")
+
+
+# A cifs mount's user=USER%PASSWORD (not a percent escape: user=a%20b)
+SAMBA_USER = re.compile(r"((?i:user|username)=[^%,\s=]+%)(?![0-9A-Fa-f]{2}(?:$|,))([^,\s]+)")
+SAMBA_USER_GATE = re.compile(r"(?<!\w)(?i:user|username)=[^%,\s=]+%").search
+# NAME=VALUE items of a comma-separated list (mount, sshfs and qemu options).
+COMMA_PAIRS = re.compile(r"(?:^|(?<=,))([^\W\d][\w.-]*)=([^,\s]+)")
+
+
+def comma_pair(match: re.Match[str], found: list[str], mark: Mark) -> str:
+    name, value = match.groups()
+    if not is_secret_name(name):
+        user = SAMBA_USER.fullmatch(match.group()) if "%" in value else None
+        if user is None:
+            return match.group()
+        found.append(user.group(2))  # mount.cifs -o user=USER%PASSWORD
+        return f"{user.group(1)}{mark(user.group(2))}"
+    found.append(value)
+    return f"{name}={mark(value)}"
+
 
 
 def _script_positions(words: Sequence[str]) -> set[int]:

@@ -53,10 +53,14 @@ from .command_programs import (
     _SHELLS,
     _SPLIT,
     _VERB_SPELLINGS,
+    COMMA_PAIRS,
     PROGRAM_OPTIONS,
+    SAMBA_USER,
+    SAMBA_USER_GATE,
     _positional_secrets,
     _program_secrets,
     _script_positions,
+    comma_pair,
 )
 from .finder import finder as cached_finder
 from .plain_words import no_words, plain_run
@@ -193,6 +197,12 @@ def _redact_inner(argument: str, found: list[str], mark: Mark, depth: int) -> st
         return f"{keyed.group(1)}{keyed.group(2)}{mark(value)}"
     name, equals, value = argument.partition("=")
     if equals and value and _ASSIGNMENT.fullmatch(name):
+        user = SAMBA_USER.match(argument) if "%" in value else None
+        if user is not None:  # mount -o user=USER%PASSWORD[,OPTIONS]
+            found.append(user.group(2))
+            rest = argument[user.end():]
+            return f"{user.group(1)}{mark(user.group(2))}" + (
+                _redact_embedded(rest, found, mark) if rest else "")
         if not is_secret_name(name):
             if depth < _MAX_INNER:
                 return f"{name}={_redact_inner(value, found, mark, depth + 1)}"
@@ -216,9 +226,11 @@ _KEYED_WORD = re.compile(r"(-{0,2}[^\W\d][\w.\[\]-]*)(\s*(?:==|:=|=|:)\s*)(\S(?:
 _PAIRS = re.compile(r"(?<=[?&;#])[^?&;#=\s]+=[^?&;#\s]*")  # name=value after ? & ; #
 
 
-# User-info without a scheme (`curl -x user:pw@proxy:8080`, `http_proxy=u:pw@host`): a
-# word of USER:PASSWORD@HOST, not an image digest (`img:tag@sha256:...`).
-_BARE_USERINFO = re.compile(r"([^\s/@:=]+):([^\s/@]+)@(?!sha\d+:)([\w.-]+(?::\d+)?)(?=$|/)")
+# User-info without a scheme (`curl -x user:pw@proxy:8080`, `http_proxy=u:pw@host`,
+# `curl u:pw@host/path?q`, impacket's `DOMAIN/user:pw@host`): a word of
+# [DOMAIN/]USER:PASSWORD@HOST[:PORT][/PATH], not an image digest (`img:tag@sha256:...`).
+_BARE_USERINFO = re.compile(r"([^\s@:=]+):([^\s/@]+)@(?!sha\d+:)([\w.-]+(?::\d+)?)"
+                            r"((?:[/?#]\S*)?)")
 
 
 def _redact_embedded(argument: str, found: list[str], mark: Mark) -> str:
@@ -231,28 +243,17 @@ def _redact_embedded(argument: str, found: list[str], mark: Mark) -> str:
         bare = _BARE_USERINFO.fullmatch(argument)
         if bare:
             found.append(bare.group(2))
-            return f"{bare.group(1)}:{mark(bare.group(2))}@{bare.group(3)}"
+            return f"{bare.group(1)}:{mark(bare.group(2))}@{bare.group(3)}" + (
+                _redact_embedded(bare.group(4), found, mark) if bare.group(4) else "")
     if "://" in argument:
         argument = _URL.sub(lambda m: _redact_url(m.group(0), found, mark), argument)
     elif "=" in argument and any(c in argument for c in "?&;#"):
         argument = _PAIRS.sub(lambda m: redact_query(m.group(), found, mark), argument)
     elif "=" in argument and "," in argument:  # mount -o user=u,password=V
-        argument = _COMMA_PAIRS.sub(lambda m: _comma_pair(m, found, mark), argument)
+        argument = COMMA_PAIRS.sub(lambda m: comma_pair(m, found, mark), argument)
     elif "%" in argument:  # an encoded URL or query: https%3A%2F%2Fh%2Fp%3Ftoken%3DV
         argument = redact_nested(argument, found, mark)
     return argument
-
-
-# NAME=VALUE items of a comma-separated list (mount, sshfs and qemu options).
-_COMMA_PAIRS = re.compile(r"(?:^|(?<=,))([^\W\d][\w.-]*)=([^,\s]+)")
-
-
-def _comma_pair(match: re.Match[str], found: list[str], mark: Mark) -> str:
-    name, value = match.groups()
-    if not is_secret_name(name):
-        return match.group()
-    found.append(value)
-    return f"{name}={mark(value)}"
 
 
 def redact_argv(argv: Sequence[str], secrets: list[str] | None = None,
@@ -340,7 +341,9 @@ def _redact_words(words: Sequence[str], found: list[str], mark: Mark, depth: int
             redacted.append(_redact_script(word, found, mark, depth + 1))
             done.add(i)
         elif i in options:
-            prefix, value = options[i], word[len(options[i]):]
+            kept = options[i]
+            prefix, suffix = kept if isinstance(kept, tuple) else (kept, "")
+            value = word[len(prefix):len(word) - len(suffix)]
             _found(found, value)
             if value.startswith("pass:"):  # openssl -pass pass:PASSWORD
                 found.append(value[5:])
@@ -348,7 +351,7 @@ def _redact_words(words: Sequence[str], found: list[str], mark: Mark, depth: int
                 found.extend(cookie.partition("=")[2] for cookie in value.split(";"))
             else:
                 found.append(value.partition("=")[2])
-            redacted.append(prefix + mark(value))
+            redacted.append(prefix + mark(value) + suffix)
         elif _ACTIVE(word) is None and not word.startswith("-u") \
                 and (previous is None or previous[:1] != "-"):
             redacted.append(word)  # no rule can change it (a test runs them all to check)
@@ -415,7 +418,8 @@ def _shapes_marked(words: list[str], found: list[str], mark: Mark,
 # (tests turn it off to compare: every word through the rules)
 _MEMO = True
 _NO_SCRIPTS: frozenset[int] = frozenset()
-_NO_OPTIONS: dict[int, str] = {}  # never changed: a command with options gets its own
+# never changed: a command with options gets its own
+_NO_OPTIONS: dict[int, str | tuple[str, str]] = {}
 
 
 # `--NAME=V` or `NAME=V` with a value no other rule looks into: what the rules give it
@@ -435,12 +439,6 @@ def _plain_assignment(word: str, previous: str | None) -> tuple[str, str] | None
             _IS_OPTION(previous) is not None and _takes_secret(previous))):
         return None
     return match.group(1), match.group(2)
-
-
-def _names_next_secret(previous: str) -> bool:
-    """Whether ``previous`` makes the word after it a secret (``-u``, ``--token``)."""
-    return previous in _USER_OPTIONS or (_IS_OPTION(previous) is not None
-                                         and _takes_secret(previous))
 
 
 def _blank(word: str) -> bool:
@@ -555,6 +553,8 @@ def _could_hold_secrets_as_written(text: str) -> bool:
         return True  # (a token or webhook URL: one pass in C, before the scans below)
     if ("'" in text or '"' in text) and SQL_PASSWORD.search(text):  # (a quote first: fast)
         return True
+    if "%" in text and SAMBA_USER_GATE(text):  # mount -o user=USER%PASSWORD
+        return True
     if "=" in text and _secret_assignment(text):
         return True
     if not _PROGRAM_NAMES.isdisjoint(_GATE_WORD.findall(text)):
@@ -633,8 +633,8 @@ def _redact_commands(script: ScriptWords, found: list[str], mark: Mark, depth: i
     commands = len(starts) - 1
     rich, need, holes = _plan(values, starts)
     plain_words = plain_run(values, need, set(starts), cleans, found, mark, _PLAIN_ASSIGNMENT,
-                            _names_next_secret, _redact_plain_word, depth) if len(need) > 1 \
-        else no_words
+                            lambda word: word in _USER_OPTIONS or _option_takes_secret(word),
+                            _redact_plain_word, depth) if len(need) > 1 else no_words
     done: dict[tuple[str, ...], tuple[list[str], list[str]]] = {}  # a command seen before
     templates: dict[tuple[object, ...], object] = {}  # a _Template, or None
     reused = 0
@@ -752,11 +752,9 @@ def _plan(values: Sequence[str], starts: Sequence[int]
     seen = "\0".join(distinct) + "\0"  # (a filter only where one of its words may be)
     if "=\0" in seen or ":\0" in seen:
         special.update(word for word in distinct if word[-1:] in _PLACED_ENDS)
-    if "/" in seen:
-        special.update(word for word in filter(_HAS_SLASH, distinct)
-                       if word.rsplit("/", 1)[-1] in _SPECIAL)
-    if "-----BEGIN" in seen:
-        special.update(filter(_KEY_ARMOUR, distinct))  # (its word is redacted first)
+    special.update(word for word in (filter(_HAS_SLASH, distinct) if "/" in seen else ())
+                   if word.rsplit("/", 1)[-1] in _SPECIAL)
+    special.update(filter(_KEY_ARMOUR, distinct) if "-----BEGIN" in seen else ())  # (1st)
     if special:  # how many special words stand before each command: more before the next
         before = [0, *accumulate(map(special.__contains__, values))]
         at_starts = list(map(before.__getitem__, starts))

@@ -43,6 +43,14 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, quote, quote_plus, unquote, unquote_to_bytes, urlencode
 
+from .callbacks import (
+    LINK_WORDS,
+    is_callback_name,
+    oauth_companions,
+    plain_name,
+    secret_value,
+    token_like,
+)
 from .finder import Finder
 from .finder import finder as cached_finder
 from .shapes import has_hint, may_hold_shapes, redact_shapes, shape_secrets
@@ -56,8 +64,10 @@ __all__ = [
     "REDACTED",
     "Mark",
     "basic_credentials",
+    "is_callback_name",
     "is_secret_name",
     "keyed_mark",
+    "oauth_companions",
     "param_name",
     "plain_mark",
     "redact_body",
@@ -70,9 +80,11 @@ __all__ = [
     "scrub_bytes",
     "scrub_secrets",
     "secret_forms",
+    "secret_value",
     "shown_database_url",
     "shown_url",
     "spelled_forms",
+    "token_like",
 ]
 
 REDACTED = "REDACTED"
@@ -133,6 +145,18 @@ def is_secret_name(name: str) -> bool:
 def param_name(escaped: str) -> str:
     """A query parameter name as written (``api%5Fkey``, ``a+b``), decoded."""
     return unquote_to_bytes(escaped.replace("+", " ")).decode("utf-8", "replace")
+
+
+# --- values secret by their name and their shape (the rule: .callbacks) ---------------
+
+# A path segment after which a token-like segment is a credential: a secret-like name
+# (`/token/V`, `/reset-password/V`, `/session/V`) or a single-use link's word
+# (:data:`.callbacks.LINK_WORDS`: `/verify/V`, `/invite/V`)
+
+
+def _link_word(segment: str) -> bool:
+    plain = plain_name(unquote(segment))
+    return bool(plain) and (LINK_WORDS.search(plain) is not None or is_secret_name(plain))
 
 
 # --- identity ------------------------------------------------------------------------
@@ -411,9 +435,13 @@ def redact_query(query: str, found: list[str], mark: Mark, separator: str = "&")
     webhook URLs (:mod:`.shapes`) are marked in every part."""
     parts = []
     hinted = may_hold_shapes(query)  # (one pass; most queries hold no token at all)
-    for part in query.split(separator):
+    split = query.split(separator)
+    companions = _has_companions(split)
+    for part in split:
         name, eq, value = part.partition("=")
-        if eq and value and is_secret_name(param_name(name)):
+        named = param_name(name) if eq and value else ""
+        if named and (is_secret_name(named) or (is_callback_name(named) and secret_value(
+                named, unquote(value.replace("+", " ")), companions))):
             plain = unquote(value.replace("+", " "))
             found.append(plain)
             parts.append(f"{name}={mark(plain)}")
@@ -425,6 +453,14 @@ def redact_query(query: str, found: list[str], mark: Mark, separator: str = "&")
         else:  # a bare word (`?ghp_...`): a token in it
             parts.append(redact_shapes(part, found, mark) if hinted else part)
     return separator.join(parts)
+
+
+def _has_companions(parts: Sequence[str]) -> bool:
+    """:func:`oauth_companions` of a query's raw parts, asked only when a callback name
+    is among them."""
+    pairs = [(param_name(name), value) for name, eq, value
+             in (part.partition("=") for part in parts) if eq]
+    return any(is_callback_name(name) for name, _ in pairs) and oauth_companions(pairs)
 
 
 # --- values nested in values -----------------------------------------------------------
@@ -497,7 +533,9 @@ def redact_nested(text: str, found: list[str], mark: Mark) -> str:
             continue
         seen = segment
         begin = seps[segment - 1].end() if segment else 0
-        if not is_secret_name(_decoded(text[begin:eq.start()], 4)):
+        name = _decoded(text[begin:eq.start()], 4)
+        named = is_secret_name(name)
+        if not named and not is_callback_name(name):
             continue
         level, after = _level(eq.group()), segment
         while after < len(seps) and levels[after] > level:  # deeper: inside the value
@@ -507,6 +545,8 @@ def redact_nested(text: str, found: list[str], mark: Mark) -> str:
         if not raw or _MARK.fullmatch(raw):
             continue
         plain = _decoded(raw, level + 1)
+        if not named and not secret_value(name, plain):
+            continue
         found.extend((plain, raw) if raw != plain else (plain,))
         pieces.extend((text[last:eq.end()], mark(plain)))
         last = end
@@ -545,8 +585,12 @@ _PATH_PARAM = re.compile(r";([^;/?#=]*)=([^;/?#]*)")
 
 
 def redact_path_params(path: str, found: list[str], mark: Mark) -> str:
-    """A raw path with each secret path parameter's value (``/a;jsessionid=V``)
-    replaced by its mark; the values removed are appended to ``found``."""
+    """A raw path with each secret path parameter's value (``/a;jsessionid=V``) and
+    each token-like segment after a secret-like or single-use link's word
+    (``/token/V``, ``/reset-password/V``: :func:`token_like`) replaced by its mark; the
+    values removed are appended to ``found``."""
+    if _LINK_HINT(path):
+        path = _redact_link_segments(path, found, mark)
     if ";" not in path:
         return path
 
@@ -559,6 +603,29 @@ def redact_path_params(path: str, found: list[str], mark: Mark) -> str:
         return f";{name}={mark(plain)}"
 
     return _PATH_PARAM.sub(one, path)
+
+
+# A segment of 16 characters or more after another: what a link's token may be
+_LINK_HINT = re.compile(r"(?:^|(?<=/))[^/?#;]+/[A-Za-z0-9._~+=%-]{16}").search
+
+
+def _redact_link_segments(path: str, found: list[str], mark: Mark) -> str:
+    segments = path.split("/")
+    changed = False
+    for i in range(1, len(segments)):
+        segment = segments[i]
+        if len(segment) < 16 or not (_link_word(segments[i - 1].partition(";")[0]) or (
+                i > 1 and len(segments[i - 1]) <= 12  # Django's /reset/UIDB64/TOKEN/
+                and LINK_WORDS.search(plain_name(segments[i - 2])) is not None)):
+            continue
+        value, semicolon, params = segment.partition(";")
+        plain = unquote(value)
+        if _MARK.fullmatch(plain) or not token_like(plain):
+            continue
+        found.append(plain)
+        segments[i] = mark(plain) + semicolon + params
+        changed = True
+    return "/".join(segments) if changed else path
 
 
 # A URL inside a header value (``Link: <https://...>; rel=next``).

@@ -31,6 +31,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
+from urllib.parse import unquote
 
 from ..errors import InvalidPath, InvalidURL
 from ..hints import Hint
@@ -38,13 +39,16 @@ from .addresses import parse_ip_host
 from .secrets import (
     REDACTED,
     Mark,
+    is_callback_name,
     is_secret_name,
     keyed_mark,
+    oauth_companions,
     param_name,
     plain_mark,
     redact_body,
     redact_nested,
     redact_path_params,
+    secret_value,
     shown_url,
 )
 from .shapes import redact_shapes
@@ -272,6 +276,14 @@ def _query_pairs(raw_query: str) -> list[tuple[str, str | None]]:
     return pairs
 
 
+def _companions(pairs: list[tuple[str, str | None]]) -> bool:
+    """Whether a query's pairs hold an OAuth companion (``redirect_uri=``, ``state=``...:
+    :func:`.secrets.oauth_companions`), asked only when a callback name is among them."""
+    if not any(is_callback_name(param_name(name)) for name, _ in pairs):
+        return False
+    return oauth_companions((param_name(name), unquote(value or "")) for name, value in pairs)
+
+
 def _url_parts(url: str | httpx.URL, *, normalize: bool, mark: Mark | None = None,
                userinfo: bool = True) -> str:
     parsed = parse_http_url(url) if isinstance(url, str) else url
@@ -285,18 +297,20 @@ def _url_parts(url: str | httpx.URL, *, normalize: bool, mark: Mark | None = Non
         netloc = f"{REDACTED}@{netloc}"
     raw_path, _, raw_query = parsed.raw_path.decode("ascii").partition("?")
     pairs = _query_pairs(raw_query)
+    companions = bool(pairs) and _companions(pairs)
     kept = []
     for name, value in pairs:
         plain = param_name(name)
         if normalize and _is_tracking(plain):
             continue
-        if value is not None and is_secret_name(plain):
+        if value is not None and (is_secret_name(plain) or (
+                is_callback_name(plain)
+                and secret_value(plain, unquote(value.replace("+", " ")), companions))):
             value = mark(_normalize_escapes(value)) if mark else REDACTED
         elif value:  # a URL or query inside the value keeps its secrets out too
             value = redact_nested(value, [], mark or plain_mark)
         kept.append(name if value is None else f"{name}={value}")
-    path = redact_path_params(raw_path or "/", [], mark or plain_mark) if ";" in raw_path \
-        else raw_path or "/"
+    path = redact_path_params(raw_path or "/", [], mark or plain_mark)
     query = "&".join(kept)
     if normalize:
         path, query = _remove_dot_segments(_normalize_escapes(path)), _normalize_escapes(query)

@@ -189,6 +189,16 @@ def _more_secret_options(db: sqlite3.Connection) -> None:
     _reidentify(db)
 
 
+def _more_secret_forms(db: sqlite3.Connection) -> None:
+    """Identities and displays brought under session 7's secret forms: passwords glued
+    to a user (``smbclient -U USER%PW``, ``sqlplus USER/PW@DB``, ``lftp -u USER,PW``,
+    ``curl USER:PW@HOST/PATH``) or standing by place (``htpasswd -b FILE USER PW``,
+    ``net use \\\\SRV\\SHARE PW``, ``xfreerdp /p:PW``), and URL values that are secret
+    by their name and shape (``?code=`` of an OAuth callback, ``/reset-password/TOKEN``):
+    such a source is found again under its old id."""
+    _reidentify(db)
+
+
 def _reidentify(db: sqlite3.Connection, key: bytes | None = None) -> None:
     """Every stored identity, display, attempt locator and URL of version metadata
     under today's rules (:mod:`fetchledger.identity.upgrade`), with ``key`` or else the
@@ -299,6 +309,7 @@ MIGRATIONS: tuple[tuple[str, Callable[[sqlite3.Connection], None]], ...] = (
     ("0012_secret_shapes", _secret_shapes),
     ("0014_shell_quoting", _shell_quoting),
     ("0016_more_secret_options", _more_secret_options),
+    ("0017_more_secret_forms", _more_secret_forms),
 )
 
 
@@ -549,4 +560,5 @@ POSTGRES_MIGRATIONS: tuple[tuple[str, Callable[[PgConnection], None]], ...] = (
     ("0014_shell_quoting", _postgres_nested_secrets),  # the same re-identification
     ("0015_fewer_index_writes", _postgres_fewer_index_writes),
     ("0016_more_secret_options", _postgres_nested_secrets),  # the same again
+    ("0017_more_secret_forms", _postgres_nested_secrets),  # the same again
 )

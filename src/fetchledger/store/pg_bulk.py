@@ -74,10 +74,12 @@ class PostgresBulk:
     # --- batch claims -------------------------------------------------------------------
 
     def claim(self, holder: str, want: Sequence[str], finished: Sequence[tuple[str, str, str]],
-              *, lease: float, since: datetime | None) -> ClaimRound:
+              *, lease: float, since: datetime | None,
+              gone: Sequence[str] = ()) -> ClaimRound:
         """One claim round of batch ``holder``, in one transaction: record the inputs it
-        finished, renew the leases it holds, and claim what is free of ``want``: never
-        claimed, or its lease lapsed (its batch died), or finished before ``since``.
+        finished, renew the leases it holds, free the unfinished claims of the batches
+        ``gone``, and claim what is free of ``want``: never claimed, or its lease
+        lapsed (its batch died), or finished before ``since``.
         ``FOR UPDATE SKIP LOCKED``: what another batch is claiming this instant is
         left to it (and asked for again next round). Its statements go to the server
         together (a pipeline): one round trip, whatever the number of inputs."""
@@ -98,6 +100,10 @@ class PostgresBulk:
                      [f[2] for f in finished], holder))
             db.execute("UPDATE claim SET expires = now() + make_interval(secs => %s) "
                        "WHERE holder = %s", (lease, holder))
+            if gone:
+                db.execute("UPDATE claim SET holder = NULL, expires = NULL "
+                           "WHERE holder = ANY(%s::text[]) AND finished_at IS NULL",
+                           (list(gone),))
             if wanted:
                 db.execute("INSERT INTO claim (locator) SELECT unnest(%s::text[]) "
                            "ON CONFLICT (locator) DO NOTHING", (wanted,))
@@ -118,6 +124,9 @@ class PostgresBulk:
                 "SELECT 'mine', locator, NULL, NULL, NULL::timestamptz FROM mine "
                 "UNION ALL SELECT 'done', c.locator, c.status, c.message, NULL FROM claim c, start "
                 "  WHERE c.locator = ANY(%(wanted)s::text[]) AND c.finished_at >= start.at "
+                "UNION ALL SELECT DISTINCT 'holder', c.holder, NULL, NULL, NULL::timestamptz "
+                "  FROM claim c WHERE c.locator = ANY(%(wanted)s::text[]) "
+                "  AND c.finished_at IS NULL AND c.holder <> %(holder)s AND c.expires >= now() "
                 "UNION ALL SELECT 'start', NULL, NULL, NULL, at FROM start",
                 {"holder": holder, "lease": lease, "wanted": wanted, "since": since}).fetchall()
             start = next(at for tag, _, _, _, at in found if tag == "start")
@@ -125,8 +134,9 @@ class PostgresBulk:
             done = [(str(locator), str(status), str(message))
                     for tag, locator, status, message, _ in found if tag == "done"]
             settled = mine | {locator for locator, _, _ in done}
+            holders = tuple(str(name) for tag, name, _, _, _ in found if tag == "holder")
             return ClaimRound(tuple(w for w in wanted if w in mine), tuple(done),
-                              tuple(w for w in wanted if w not in settled), start)
+                              tuple(w for w in wanted if w not in settled), start, holders)
 
         return self._write(work, pipelined=True)
 

@@ -179,16 +179,17 @@ class PostgresStore(PostgresRegistration, PostgresBulk, WindowReads):
         return conn
 
     def _sendable(self) -> Connection:
-        """This thread's connection, made again if the server closed it while idle (a
-        restart, ``pg_terminate_backend``, an idle timeout): an idle connection has
-        nothing to read but the server's goodbye (or a notice), so a write sent on it
-        afterwards is known not to have been cut off."""
+        """This thread's connection, made again if the server may have closed it while
+        idle (a restart, ``pg_terminate_backend``, an idle timeout), so that a write sent
+        on it is known not to be cut off by a goodbye already on its way. An idle
+        connection is sent nothing but that goodbye (or a rare notice): one with
+        anything to read is replaced, without reading it. Reading it would not do: the
+        goodbye (a FATAL message) comes before the socket is closed, and a write sent
+        between the two is lost (seen on a loaded machine)."""
         conn = self._connection()
-        try:
-            while _ready(conn.fileno(), select.POLLIN, 0):
-                conn.pgconn.consume_input()  # raises once the server closed it
-        except psycopg.OperationalError:
-            return self._connection()  # the connection is closed: a new one
+        if _ready(conn.fileno(), select.POLLIN, 0):
+            conn.close()
+            return self._connection()
         return conn
 
     def _exec_prepared(self, conn: Connection, name: bytes, sql: bytes,

@@ -210,13 +210,15 @@ class Candidates:
 class ClaimRound:
     """What one claim round gave a batch (:meth:`Store.claim`): the inputs (canonical
     locators) now its own, those another batch finished since ``since`` (with ``ok``
-    or the failure's status, and its message), and those another live batch holds.
-    ``since`` is the server's clock at the batch's first round."""
+    or the failure's status, and its message), those another live batch holds, and
+    the batches that hold them (``holders``). ``since`` is the server's clock at the
+    batch's first round."""
 
     granted: tuple[str, ...]
     finished: tuple[tuple[str, str, str], ...]
     held: tuple[str, ...]
     since: datetime
+    holders: tuple[str, ...] = ()
 
 
 # What ``fetchledger copy`` moves, table by table in this order, columns as named
@@ -318,10 +320,12 @@ class Store(Protocol):
         ...
 
     def claim(self, holder: str, want: Sequence[str], finished: Sequence[tuple[str, str, str]],
-              *, lease: float, since: datetime | None) -> ClaimRound | None:
+              *, lease: float, since: datetime | None,
+              gone: Sequence[str] = ()) -> ClaimRound | None:
         """One claim round of batch ``holder`` (:mod:`fetchledger.batch.claims`), in one
         transaction: record the inputs it finished ``(locator, status, message)``,
-        renew its leases by ``lease`` seconds, and claim what is free of ``want``.
+        renew its leases by ``lease`` seconds, free the unfinished claims of the
+        batches ``gone`` (known dead), and claim what is free of ``want``.
         None on a ledger that one machine writes (SQLite): nothing to claim there."""
         ...
 

@@ -428,7 +428,8 @@ class SQLiteStore(WindowReads):
             self.db.execute("VACUUM")
 
     def claim(self, holder: str, want: Sequence[str], finished: Sequence[tuple[str, str, str]],
-              *, lease: float, since: datetime | None) -> ClaimRound | None:
+              *, lease: float, since: datetime | None,
+              gone: Sequence[str] = ()) -> ClaimRound | None:
         """None: an SQLite ledger is written from one machine, whose batch takes every
         input it is given (claims share work between machines: PostgreSQL)."""
         return None

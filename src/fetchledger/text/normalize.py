@@ -90,8 +90,13 @@ def text_extractor_version() -> str:
 # look alike are then told apart), the deprecated format controls U+206A-U+206F (they
 # swap brackets and reshape digits: `123` shown as `١٢٣`), the shorthand format controls
 # and the invisible musical beam and phrase marks.
-# Beyond C0 (which JSON always escapes): the same class, for JSON printed for people.
-UNPRINTABLE_BEYOND_C0 = ("\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u2028\u2029\u202a-\u202e"
+# And (session 7) the Hangul fillers U+115F, U+1160, U+3164 and U+FFA0: letters by
+# their category, yet drawn as blank space, so `admin` and `admin` + a filler look alike
+# and a line of them looks empty (they are kept in stored text: only shown escaped).
+# Beyond C0 (which JSON always escapes): the same class, for JSON printed for people
+# and for every JSON file an export writes.
+UNPRINTABLE_BEYOND_C0 = ("\x7f-\x9f\u00ad\u061c\u115f\u1160\u180e\u200b-\u200f\u2028\u2029"
+                         "\u202a-\u202e\u3164\uffa0"
                          "\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U0001bca0-\U0001bca3"
                          "\U0001d173-\U0001d17a\U000e0000-\U000e007f")
 _UNPRINTABLE = re.compile(f"[\x00-\x1f{UNPRINTABLE_BEYOND_C0}]")
