@@ -200,7 +200,7 @@ def no_counter(location: str) -> bool:
     function does not take the counter as this expects."""
     import psycopg
 
-    from fetchledger.store.pg_functions import REGISTER_FUNCTION
+    from fetchledger.store.pg_functions import COUNTER_QUEUE, REGISTER_FUNCTION
 
     counter = ("UPDATE counter SET value = value + new_count WHERE name = 'source'\n"
                "        RETURNING value - new_count INTO base;")
@@ -208,8 +208,8 @@ def no_counter(location: str) -> bool:
         return False
     with psycopg.connect(location, autocommit=True) as db:
         db.execute("CREATE SEQUENCE bench_ids")
-        db.execute(REGISTER_FUNCTION.replace(counter, "base := nextval('bench_ids') * 1000;")
-                   .replace("CREATE FUNCTION", "CREATE OR REPLACE FUNCTION"))
+        db.execute(REGISTER_FUNCTION.replace(COUNTER_QUEUE, "")  # nothing to queue for
+                   .replace(counter, "base := nextval('bench_ids') * 1000;"))
     return True
 
 

@@ -15,7 +15,7 @@ import fetchledger.store.postgres
 from fetchledger import Document, Ledger, LedgerLocked, Limits
 from fetchledger.store.prepare import prepare
 
-from conftest import rows, table_counts
+from conftest import pg_schema, rows, table_counts
 
 pytestmark = pytest.mark.postgres
 
@@ -79,6 +79,30 @@ def test_a_known_source_registers_while_another_writer_holds_the_id_counter(
         other.rollback()
     assert table_counts(url)["source"] == 1
     assert rows(url, "SELECT count(*) FROM version WHERE source_id < 0") == [(0,)]
+
+
+def test_writers_queue_for_the_counter_of_their_own_ledger_only(
+        url: str, pg_session_database: str) -> None:
+    """New sources wait for the counter on a lock of their ledger before its row (the
+    queue of 0018_counter_queue): held, it holds up new sources of that ledger only."""
+    queue = ("SELECT pg_advisory_xact_lock(hashtext('fetchledger.counter'), "
+             "'counter'::regclass::oid::integer)")
+    with Ledger(url) as ledger:
+        ledger.register(doc("https://a.example/", "Water boils at 100 degrees."))
+    with pg_schema(pg_session_database) as elsewhere, psycopg.connect(url) as other:
+        Ledger(elsewhere).close()
+        other.execute(queue)  # a writer about to number its sources
+        with Ledger(url, limits=Limits(ledger_busy_timeout=0.5)) as ledger:
+            again = ledger.register(doc("https://a.example/", "Water boils at 99 degrees."))
+            assert (again.source.id, again.source.version) == (1, 2)
+            with pytest.raises(LedgerLocked):
+                ledger.register(doc("https://b.example/", "Ice melts at 0 degrees."))
+        with Ledger(elsewhere, limits=Limits(ledger_busy_timeout=0.5)) as apart:
+            assert apart.register(doc("https://b.example/", "Ice melts.")).source.id == 1
+        other.rollback()
+    with Ledger(url) as ledger:  # released with the transaction
+        assert ledger.register(doc("https://b.example/", "Ice melts.")).source.id == 2
+        assert ledger.integrity_check() == "ok"
 
 
 def test_writers_of_different_sources_wait_for_each_other_only_to_number(url: str) -> None:

@@ -227,7 +227,8 @@ def test_fresh_ledgers_opened_by_many_processes_at_once_migrate_once(url: str) -
         ("0008_reading",), ("0009_register_function",), ("0010_credentials_not_identity",),
         ("0011_nested_secrets",), ("0012_secret_shapes",), ("0013_register_statement",),
         ("0014_shell_quoting",), ("0015_fewer_index_writes",),
-        ("0016_more_secret_options",), ("0017_more_secret_forms",)]
+        ("0016_more_secret_options",), ("0017_more_secret_forms",),
+        ("0018_counter_queue",)]
 
 
 # --- what the database holds ------------------------------------------------------------------

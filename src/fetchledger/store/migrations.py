@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import LedgerTooNew
 from ..identity.upgrade import SourceRow, changed_meta, plan_upgrade, upgraded_display
 from ..text.passages import Passage
-from .pg_functions import REGISTER_FUNCTION, REGISTER_FUNCTION_0009
+from .pg_functions import REGISTER_FUNCTION, REGISTER_FUNCTION_0009, REGISTER_FUNCTION_0013
 from .windows import CHUNK_INSERT, chunk_rows, reading_columns
 
 if TYPE_CHECKING:
@@ -524,7 +524,7 @@ def _postgres_register_statement(db: PgConnection) -> None:
     db.execute("DROP FUNCTION fetchledger_register(bigint, text, jsonb, text[], bytea[], "
                "bytea[], integer[], jsonb)")
     db.execute("DROP FUNCTION fetchledger_register_quotes(bigint, bigint, jsonb, text)")
-    db.execute(REGISTER_FUNCTION)
+    db.execute(REGISTER_FUNCTION_0013)
     db.execute("ALTER TABLE version ALTER CONSTRAINT version_source_id_fkey "
                "DEFERRABLE INITIALLY DEFERRED")
 
@@ -544,6 +544,13 @@ def _postgres_fewer_index_writes(db: PgConnection) -> None:
     db.execute("DROP INDEX quote_by_source")
 
 
+def _postgres_counter_queue(db: PgConnection) -> None:
+    """Writers of new sources queue for the id counter on an advisory lock before its
+    row (:mod:`fetchledger.store.pg_functions`): waiting for the row itself, each
+    found it updated by the writer before and evaluated its update again."""
+    db.execute(REGISTER_FUNCTION)
+
+
 POSTGRES_MIGRATIONS: tuple[tuple[str, Callable[[PgConnection], None]], ...] = (
     ("0001_initial", _postgres_initial),
     ("0002_keyed_identity", _postgres_keyed_identity),
@@ -561,4 +568,5 @@ POSTGRES_MIGRATIONS: tuple[tuple[str, Callable[[PgConnection], None]], ...] = (
     ("0015_fewer_index_writes", _postgres_fewer_index_writes),
     ("0016_more_secret_options", _postgres_nested_secrets),  # the same again
     ("0017_more_secret_forms", _postgres_nested_secrets),  # the same again
+    ("0018_counter_queue", _postgres_counter_queue),
 )
