@@ -10,7 +10,12 @@ command lines and scripts (display, keyed identity, values found, in order):
 - ``_IS_OPTION``: the cache of options that take a secret is asked only about options
   (6,250 distinct ``--token=V`` words pushed the options out of it at every word);
 - the name rule skips its allowlist when a name holds no secret word and no ``pass``
-  (then no allowlisted word is in it).
+  (then no allowlisted word is in it);
+- (session 7) a script's raw text gives its quoted keyed values in two C-level scans
+  (``quoted_values_found`` beside ``redact_quoted_values``), and the commands of a
+  script that differ only in their digits take what the rules gave the first of their
+  kind (``command_kinds.ENABLED``: generated scripts of many commands of a few kinds,
+  and the places where a digit matters: ``7z``, ``%3D``, ``r8_``).
 """
 
 from __future__ import annotations
@@ -22,8 +27,8 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from fetchledger.errors import InvalidArgument
+from fetchledger.identity import command_kinds, secrets
 from fetchledger.identity import command_secrets as cs
-from fetchledger.identity import secrets
 from fetchledger.identity.commands import command_locator
 from test_secret_script_paths import _MARKS, _WORDS, _script, _word
 
@@ -108,3 +113,129 @@ def test_the_name_rule_takes_the_short_way_only_when_it_changes_nothing(name: st
     """A name holding no secret word and no ``pass`` has no allowlisted word in it to
     take out: the rule answers from its ending alone, as before."""
     assert secrets.is_secret_name.__wrapped__(name) == _is_secret_name_before(name)
+
+
+# --- session 7: the values of a script's raw text found in two C-level scans ------------
+
+_QUOTED_PIECES = ['"', "'", "\\", "token", "TOKEN", "api_key", "=", ":", " = ", "]", "[",
+                  "a", "v1", "password", "PASSWD ", "identified by", "x", "-", ".", "\n",
+                  "{", "}", ",", "export ", "os.environ[", "\0", "é"]
+
+
+@settings(max_examples=3000, deadline=None)
+@given(text=st.lists(st.sampled_from(_QUOTED_PIECES), max_size=30).map("".join))
+@example(text='x="token="a"')  # a place opening inside the value of a name not secret
+@example(text="x=\"a token='b'\"")
+@example(text='TOKEN="v1"; TOKEN=\'a\\\'b\'; PASSWORD "p"')
+@example(text='"k": "' * 5)  # the last one unclosed
+@example(text='"k": "password"="k": "')  # a name inside a value, its quote closing it
+@example(text='TOKEN="a" b="c d TOKEN=\'e\'')
+def test_the_raw_text_scan_finds_what_the_redaction_finds(text: str) -> None:
+    """:func:`quoted_values.quoted_values_found` (a script's raw text: two C-level scans
+    when every value is simple) finds the values :func:`redact_quoted_values` finds, in
+    order, and gives them to the mark in the same order."""
+    from fetchledger.identity import quoted_values
+
+    text = text * (1 + quoted_values._LONG // (len(text) + 1))  # (long: the fast way)
+    slow, fast = cs.Recorder(), cs.Recorder()
+    slow_found: list[str] = []
+    fast_found: list[str] = []
+    quoted_values.redact_quoted_values(text, slow_found, slow)
+    quoted_values.quoted_values_found(text, fast_found, fast)
+    assert fast_found == slow_found
+    assert fast.values == slow.values
+
+
+# --- session 7: the commands of a script that differ only in their digits ----------------
+
+_HEADS = [["mysql"], ["curl"], ["curl", "-d"], ["sshpass", "-p"], ["git", "config"],
+          ["redis-cli", "-a"], ["docker", "login"], ["openssl"], ["sh", "-c"], ["7z"],
+          ["/usr/bin/mysql"], ["tool"], ["export"], []]
+_DIGIT_WORDS = ["-pp000123", "pw00001", "db1", "u:p000001", "TOKEN=v12", "--token=v1",
+                "--password", "p000001", "user.password", '{"token": "v000001"}',
+                '{"api_key": "k1", "n": 2}', "Authorization: Bearer t000001", "X-Api-Key: k1",
+                "https://u:p1@h1.example/p?token=t1", "-u", "-ubob:pw2", "a=1&password=pw4",
+                "sid=c7; lang=en", "7z", "8z", "-p7z", "r8_" + "a" * 32, "ya29." + "b" * 20,
+                "%31", "a\\1", "x 1", "TOKEN='q1'", "PASSWORD 'sq1'", "v4lue9", "-token",
+                "1", "12", "123", "0x1f", "--token9=v9", "k_live:", "hooks/1"]
+
+
+@st.composite
+def _kinds_script(draw: st.DrawFn) -> str:
+    """A script of many simple commands of a few kinds, each command of a kind with
+    other digits (what the kinds by digits take from the first of a kind)."""
+    pool = st.sampled_from(_DIGIT_WORDS) | st.sampled_from(_WORDS) | _word()
+    kinds = draw(st.lists(st.tuples(st.sampled_from(_HEADS),
+                                    st.lists(pool, min_size=1, max_size=4)),
+                          min_size=1, max_size=3))
+    digits = draw(st.randoms(use_true_random=False))
+    commands = []
+    for _ in range(draw(st.integers(10, 24))):
+        head, words = draw(st.sampled_from(kinds))
+        command = " ".join([*head, *words])
+        if draw(st.booleans()):  # other digits, in the same places
+            command = "".join(str(digits.randrange(10)) if c.isdigit() else c
+                              for c in command)
+        commands.append(command)
+    return draw(st.sampled_from(["; ", "\n", " && ", " | "])).join(commands)
+
+
+def _by_kinds_both_ways(script: str) -> tuple[list[object], list[object]]:
+    def every_way() -> list[object]:
+        argv = ["sh", "-c", script]
+        out: list[object] = []
+        for mark in (*_MARKS, cs.Recorder()):
+            found: list[str] = []
+            out.append((cs.redact_argv_each(argv, (mark,), found), found))
+        locator = command_locator(argv, key=b"k" * 32)
+        out.append((locator.locator, locator.display, locator.secrets))
+        return out
+
+    fast = every_way()
+    with pytest.MonkeyPatch.context() as patched:
+        patched.setattr(command_kinds, "ENABLED", False)
+        slow = every_way()
+    return fast, slow
+
+
+@settings(max_examples=300, deadline=None)
+@given(script=_kinds_script())
+@example(script="; ".join(f"mysql -pp{i:06d} db" for i in range(12)))
+@example(script="; ".join(f"""curl -d '{{"token": "v{i:06d}"}}' u{i}""" for i in range(12)))
+@example(script="; ".join(f"curl -H 'Authorization: Bearer t{i}' -u u:p{i} h" for i in range(12)))
+@example(script="; ".join(f"sshpass -p {7 + i % 2}z {7 + i % 2}z x" for i in range(12)))
+@example(script="; ".join(f"git config user.password p{i} && tool --token9=v{i}"
+                          for i in range(12)))
+# (where a digit matters: the first of its kind through the rules names a program, 7z,
+# decodes an escape, %3D, or holds a token's format, r8_; the others do not)
+@example(script="; ".join(f"curl {'7z' if i == 9 else '8z'} -pQ{i:02d}x u" for i in range(14)))
+@example(script="; ".join(f"curl -d x%{3 if i == 9 else 4}Dtoken%3Dv{i:02d} u" for i in range(14)))
+@example(script="; ".join(f"curl https://h/p?r{8 if i == 9 else 9}_{'a' * 32} a{i:02d}=1"
+                          for i in range(14)))
+# (a 0 stays a 0: 0x… is a hex word, 1x… may be a token; digits outside marked values)
+@example(script="; ".join(f"curl 'https://h/cb?code={1 if i == 9 else 0}x4f0AX4XfWh7Kq9ZtR2mB"
+                          f"&token=t{i:02d}' -d '{{\"token\": \"v{i:02d}\"}}' u{i % 3}"
+                          for i in range(14)))
+def test_commands_of_one_kind_give_what_the_rules_give(script: str) -> None:
+    """In a script of many commands, those that differ from an earlier one only in their
+    digits take what the rules gave it, their own digits in their places
+    (:mod:`fetchledger.identity.command_kinds`): display, keyed identity, values found
+    (in order) and recorded marks as the rules give them, command by command."""
+    fast, slow = _by_kinds_both_ways(script)
+    assert fast == slow
+
+
+_PIECES = ["a", "'", " ", "\0\x03\U000f0001\0", "\0", "\x03", "\U000f0002", "=", "-", "é", "~",
+           "REDACTED", "REDACTED~" + "0f" * 16, "\ud800", "\0\x01\0", "\0\x02\0", "\0\x07\0", ""]
+
+
+@settings(max_examples=1000, deadline=None)
+@given(values=st.lists(st.lists(st.sampled_from(_PIECES), max_size=5).map("".join),
+                       max_size=8))
+def test_the_batched_marks_and_quotes_are_those_of_one_value(values: list[str]) -> None:
+    """A keyed mark's ``many`` (values encoded at once, looked at as marks only when one
+    holds ``REDACTED``) gives each value's mark; ``Recorder.quote_many`` (one pattern
+    pass over a script's changed words) quotes each as ``Recorder.quote``."""
+    mark = secrets.keyed_mark(b"k" * 32)
+    assert mark.many(values) == [mark.__wrapped__(value) for value in values]  # type: ignore[attr-defined]
+    assert cs.Recorder.quote_many(values) == [cs.Recorder.quote(value) for value in values]

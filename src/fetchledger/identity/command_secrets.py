@@ -47,6 +47,7 @@ from itertools import accumulate, compress, count
 from operator import itemgetter, lt, ne
 from typing import cast
 
+from .command_kinds import masked, redactor
 from .command_programs import (
     _PROGRAMS,
     _SHELLS,
@@ -62,7 +63,8 @@ from .command_programs import (
     comma_pair,
 )
 from .finder import finder as cached_finder
-from .quoted_values import SQL_PASSWORD
+from .plain_words import no_words, plain_run
+from .quoted_values import SQL_PASSWORD, quoted_values_found
 from .quoted_values import redact_quoted_values as _redact_quoted_values
 from .recorder import MAX_NESTING as _MAX_NESTING
 from .recorder import WORD_BREAK as _WORD_BREAK
@@ -588,7 +590,7 @@ def _redact_script(text: str, found: list[str], mark: Mark, depth: int) -> str:
     start = len(found)
     text = redact_private_keys(text, found, mark)  # (before its armour looks like `NAME: V`)
     if "'" in text or '"' in text:  # quoted keyed values in the raw text (a heredoc's JSON)
-        _redact_quoted_values(text, found, mark)  # what they hold is scrubbed below
+        quoted_values_found(text, found, mark)  # what they hold is scrubbed below
     script = script_words(text)
     values = script.values
     cleans = _redact_commands(script, found, mark, depth)
@@ -598,8 +600,9 @@ def _redact_script(text: str, found: list[str], mark: Mark, depth: int) -> str:
     if changed:  # each word that changed in its place, quoted (each distinct word once)
         parts = list(script.parts)
         clean = list(map(cleans.__getitem__, changed))
-        distinct = set(clean)
-        quoted = dict(zip(distinct, map(_quote(mark), distinct), strict=True))
+        distinct = list(set(clean))
+        quoted = dict(zip(distinct, mark.quote_many(distinct) if isinstance(mark, Recorder)
+                          else map(shlex.quote, distinct), strict=True))
         deque(map(parts.__setitem__, [2 * i + 1 for i in changed],
                   map(quoted.__getitem__, clean)), maxlen=0)
         text = "".join(parts)
@@ -629,20 +632,18 @@ def _redact_commands(script: ScriptWords, found: list[str], mark: Mark, depth: i
     cleans = list(values)
     commands = len(starts) - 1
     rich, need, holes = _plan(values, starts)
-    first = set(starts)
-    nested = depth < _MAX_NESTING
+    plain_words = plain_run(values, need, set(starts), cleans, found, mark, _PLAIN_ASSIGNMENT,
+                            lambda word: word in _USER_OPTIONS or _option_takes_secret(word),
+                            _redact_plain_word, depth) if len(need) > 1 else no_words
     done: dict[tuple[str, ...], tuple[list[str], list[str]]] = {}  # a command seen before
     templates: dict[tuple[object, ...], object] = {}  # a _Template, or None
     reused = 0
+    by_kind = redactor(values, mark, found, _redact_words, depth, special=_DIGIT_WORDS,
+                       few=_FEW_COMMANDS) if len(rich) > _FEW_COMMANDS else None
     at = 0
     for command in rich:
         begin = starts[command]
-        i = need[at]
-        while i < begin:
-            cleans[i] = _redact_plain_word(values[i], None if i in first else values[i - 1],
-                                           found, mark, depth, nested)
-            at += 1
-            i = need[at]
+        at = plain_words(at, begin) if need[at] < begin else at
         if command == commands:
             break
         end = starts[command + 1]
@@ -668,12 +669,12 @@ def _redact_commands(script: ScriptWords, found: list[str], mark: Mark, depth: i
                     found.append(words[j])
                 found.extend(tail)
             cleans[begin:end] = redacted
-        else:
+        else:  # as before when seen before, else by its kind (digits aside) or the rules
             again = done.get(words)
             if again is None:
                 mark_at = len(found)
-                again = done[words] = (_redact_words(words, found, mark, depth,
-                                                     shapes=False), found[mark_at:])
+                again = done[words] = (by_kind(words, begin, end) if by_kind else _redact_words(
+                    words, found, mark, depth, shapes=False), found[mark_at:])
             else:
                 found.extend(again[1])
             cleans[begin:end] = again[0]
@@ -691,6 +692,7 @@ def _redact_commands(script: ScriptWords, found: list[str], mark: Mark, depth: i
 _BARE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*").fullmatch
 _NOT_BARE = frozenset({*_SHELLS, *_PROGRAMS, *_PLACED_WORDS, *_PROGRAM_NAMES, "login",
                        *(option for options in PROGRAM_OPTIONS.values() for option in options)})
+_DIGIT_WORDS = frozenset(masked(word) for word in _NOT_BARE if any(c.isdigit() for c in word))
 _HOLE = object()  # a bare value's place in a command's kind
 _UNSEEN = object()
 _FEW_COMMANDS = 8
@@ -747,21 +749,23 @@ def _plan(values: Sequence[str], starts: Sequence[int]
     need: list[int] = []
     distinct = set(values)
     special = distinct & _SPECIAL
-    if not _PLACED_ENDS.isdisjoint(map(_LAST_CHARACTER, distinct)):
+    seen = "\0".join(distinct) + "\0"  # (a filter only where one of its words may be)
+    if "=\0" in seen or ":\0" in seen:
         special.update(word for word in distinct if word[-1:] in _PLACED_ENDS)
-    special.update(word for word in filter(_HAS_SLASH, distinct)
+    special.update(word for word in (filter(_HAS_SLASH, distinct) if "/" in seen else ())
                    if word.rsplit("/", 1)[-1] in _SPECIAL)
-    special.update(filter(_KEY_ARMOUR, distinct))  # (its word is redacted first)
+    special.update(filter(_KEY_ARMOUR, distinct) if "-----BEGIN" in seen else ())  # (1st)
     if special:  # how many special words stand before each command: more before the next
         before = [0, *accumulate(map(special.__contains__, values))]
         at_starts = list(map(before.__getitem__, starts))
         rich = list(compress(count(), map(lt, at_starts, at_starts[1:])))
     if len(rich) < commands:
         active = set(filter(_ACTIVE, distinct))
-        options = set(filter(_OPTION_START, distinct))
+        options = set(filter(_OPTION_START, distinct)) if "\0-" in "\0" + seen else set()
         active.update(word for word in options if word.startswith("-u"))
         need = sorted({*compress(count(), map(active.__contains__, values)),
-                       *compress(count(1), map(options.__contains__, values))})
+                       *compress(count(1), map(options.__contains__, values))}) if options \
+            else list(compress(count(), map(active.__contains__, values)))  # (in order)
     # commands that differ only in their bare values (sshpass -p V1 x, sshpass -p V2 y)
     holes: dict[str, object] = {}
     if len(rich) > _FEW_COMMANDS:

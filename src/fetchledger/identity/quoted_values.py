@@ -6,10 +6,11 @@ word or in a script's raw text (a heredoc's JSON)."""
 from __future__ import annotations
 
 import re
+from operator import add, itemgetter
 
 from .secrets import Mark, is_secret_name
 
-__all__ = ["SQL_PASSWORD", "redact_quoted_values"]
+__all__ = ["SQL_PASSWORD", "quoted_values_found", "redact_quoted_values"]
 
 # A secret-like name, then (optionally its closing quote and bracket) `:` or `=`,
 # then an opening quote: `"api_key": "`, `TOKEN = '`, `environ['TOKEN']='`.
@@ -21,6 +22,14 @@ _KEYED_QUOTE = re.compile(r"(?<![\w.-])(?:([^\W\d][\w.-]*+)"
                           # SQL: ALTER USER x WITH PASSWORD 'V', CREATE USER x IDENTIFIED BY 'V'
                           r"|((?i:password|passwd|identified\s+by))(\s+)([\"']))")
 SQL_PASSWORD = re.compile(r"(?i:password|passwd|identified\s+by)\s+[\"']")
+# The same places, with the value after the opening quote when it is simple (closed by
+# the same quote, no backslash, and its closing quote not one of a name inside it, as in
+# `"k": "password"="V"`); else the lone opening quote.
+_KEYED_QUOTE_VALUE = re.compile(r"(?<![\w.-])(?:([^\W\d][\w.-]*+)"
+                                r"""["']?\]?\s*[:=]\s*"""
+                                r"|(?i:password|passwd|identified\s+by)\s+)"
+                                r"""(?:"([^"\\]*+)"(?!\]?\s*[:=]\s*["'])"""
+                                r"""|'([^'\\]*+)'(?!\]?\s*[:=]\s*["'])|(["']))""")
 
 
 def redact_quoted_values(text: str, found: list[str], mark: Mark) -> str:
@@ -47,6 +56,50 @@ def redact_quoted_values(text: str, found: list[str], mark: Mark) -> str:
             last = close
     pieces.append(text[last:])
     return "".join(pieces)
+
+
+def quoted_values_found(text: str, found: list[str], mark: Mark) -> None:
+    """The values :func:`redact_quoted_values` finds in ``text``, appended to ``found``
+    (and given to ``mark``, as it gives them), without the text it makes: for a script's
+    raw text, whose words are redacted one by one (thousands of ``TOKEN="V"``).
+
+    One C-level scan finds every place a keyed quote opens (no place starts inside
+    another's name and separator) with its value when that is simple; when every one
+    is, and no place opens inside a value (a second scan over the values alone, each
+    followed by both quotes), the values are those of the scan in order, whatever
+    names are secret. Else they are found the general way."""
+    if len(text) < _LONG:  # (a short text, a word's script: the general way costs less)
+        redact_quoted_values(text, found, mark)
+        return
+    places = _KEYED_QUOTE_VALUE.findall(text)
+    lone = sum(map(bool, map(_LONE, places)))  # (the last one never closed: it holds nothing)
+    if lone > 1 or (lone and not (places[-1][3] and _UNCLOSED_AT_END[places[-1][3]](
+            text, max(0, len(text) - 256)))):
+        redact_quoted_values(text, found, mark)
+        return
+    if lone:
+        del places[-1]
+    inside = list(map(add, map(_DOUBLE, places), map(_SINGLE, places)))  # each value, or ""
+    if not any(inside):
+        return
+    # (each value followed by both quotes: what opens in it and closes on its own quote)
+    if _KEYED_QUOTE.search("\"'\0".join(filter(None, inside)) + "\"'"):
+        redact_quoted_values(text, found, mark)
+        return
+    secret = is_secret_name
+    values = [value for value, name in zip(inside, map(_NAME, places), strict=True)
+              if value and (not name or secret(name))]
+    found.extend(values)
+    for value in values:
+        mark(value)
+
+
+_NAME, _DOUBLE, _SINGLE, _LONE = (itemgetter(i) for i in range(4))
+_LONG = 1024
+# A place opening a quote that nothing after it closes (a quote is needed to close it)
+_UNCLOSED_AT_END = {quote: re.compile(r"(?<![\w.-])(?:[^\W\d][\w.-]*+" r"""["']?\]?\s*[:=]\s*"""
+                                      f"{quote}|(?i:password|passwd|identified\\s+by)\\s+{quote})"
+                                      f"[^{quote}]*\\Z").search for quote in "\"'"}
 
 
 def _closing(text: str, start: int, quote: str) -> int:

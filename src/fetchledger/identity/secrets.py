@@ -190,19 +190,27 @@ def keyed_mark(key: bytes) -> Mark:
 
     def many(values: Iterable[str]) -> list[str]:
         """The marks of ``values``, in one loop (thousands of distinct values in one
-        command line: no call and cache look-up per value)."""
-        marks: list[str] = []
-        add = marks.append
+        command line: no call and cache look-up per value; encoded at once when they
+        hold no NUL, looked at as marks only when one holds ``REDACTED``)."""
+        values = list(values)
+        joined = "\0".join(values)
+        encoded = joined.encode("utf-8", "surrogatepass").split(b"\0") \
+            if joined.count("\0") == len(values) - 1 \
+            else [value.encode("utf-8", "surrogatepass") for value in values]
+        digests: list[str] = []
+        add = digests.append
         inner_copy, outer_copy = inner.copy, outer.copy
-        for value in values:
-            if value.startswith(REDACTED) and _MARK.fullmatch(value):
-                add(value)
-                continue
+        for data in encoded:
             first = inner_copy()
-            first.update(value.encode("utf-8", "surrogatepass"))
+            first.update(data)
             second = outer_copy()
             second.update(first.digest())
-            add(f"{REDACTED}~{second.hexdigest()[:32]}")
+            add(second.hexdigest()[:32])
+        marks = [f"{REDACTED}~{digest}" for digest in digests]
+        if REDACTED in joined:  # a value that is a mark stays as it is
+            for i, value in enumerate(values):
+                if value.startswith(REDACTED) and _MARK.fullmatch(value):
+                    marks[i] = value
         return marks
 
     mark.many = many  # type: ignore[attr-defined]
