@@ -816,6 +816,37 @@ def test_a_bug_is_a_tool_error_too(places: dict[str, Any]) -> None:
 # --- the process: stdout is the protocol only; bad options -------------------------------------
 
 
+def raw_session(places: dict[str, Any], messages: list[Any],
+                expected: set[int | None]) -> tuple[list[str], str]:
+    """Raw lines to ``fetchledger mcp`` on stdin (a str as it is, anything else as
+    JSON), its stdout read until replies with every ``expected`` id came, then stdin
+    closed (the client is done: the server exits, 0): every line it wrote (UTF-8, as
+    on the wire) and its stderr."""
+    env = {"PATH": os.environ["PATH"], "PYTHONPATH": str(GUARD),
+           "FETCHLEDGER_LEDGER": str(ledger_of(places, "raw"))}
+    server = subprocess.Popen([sys.executable, "-m", "fetchledger", "mcp"], cwd=places["docs"],
+                              env=env, text=True, encoding="utf-8", stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert server.stdin and server.stdout and server.stderr
+    try:
+        server.stdin.write("".join((m if isinstance(m, str) else json.dumps(m)) + "\n"
+                                   for m in messages))
+        server.stdin.flush()
+        lines: list[str] = []
+        while not expected <= {json.loads(line).get("id") for line in lines}:
+            line = server.stdout.readline()
+            assert line, "the server closed stdout early"
+            lines.append(line)
+        server.stdin.close()
+        lines += server.stdout.read().splitlines(keepends=True)
+        assert server.wait(timeout=30) == 0
+        return lines, server.stderr.read()
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()
+
+
 def test_stdout_carries_only_the_protocol(places: dict[str, Any]) -> None:
     """Raw JSON-RPC lines in and out: every byte on stdout is a protocol message, a line
     that is no message gets its JSON-RPC error and the server serves on, and nothing is
@@ -837,30 +868,9 @@ def test_stdout_carries_only_the_protocol(places: dict[str, Any]) -> None:
          "params": {"name": "no_such_tool", "arguments": {}}},
         {"jsonrpc": "2.0", "id": 6, "method": "resources/list"},
     ]
-    env = {"PATH": os.environ["PATH"], "PYTHONPATH": str(GUARD),
-           "FETCHLEDGER_LEDGER": str(ledger_of(places, "raw"))}
-    server = subprocess.Popen([sys.executable, "-m", "fetchledger", "mcp"], cwd=places["docs"],
-                              env=env, text=True, stdin=subprocess.PIPE,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    assert server.stdin and server.stdout and server.stderr
     expected = {1, 2, 3, 4, 5, 6, 7, None}
-    try:
-        server.stdin.write("".join((m if isinstance(m, str) else json.dumps(m)) + "\n"
-                                   for m in messages))
-        server.stdin.flush()
-        lines = []
-        while not expected <= {json.loads(line).get("id") for line in lines}:
-            line = server.stdout.readline()
-            assert line, "the server closed stdout early"
-            lines.append(line)
-        server.stdin.close()  # the client is done: the server exits
-        lines += server.stdout.read().splitlines()
-        assert server.wait(timeout=30) == 0
-        assert server.stderr.read() == ""
-    finally:
-        if server.poll() is None:
-            server.kill()
-            server.wait()
+    lines, stderr = raw_session(places, messages, expected)
+    assert stderr == ""
     replies = [json.loads(line) for line in lines]
     assert all(r["jsonrpc"] == "2.0" for r in replies)
     assert [r["error"] for r in replies if r.get("id", 0) is None] == [
@@ -902,27 +912,7 @@ def test_the_wire_holds_no_character_a_terminal_would_act_on(
         {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
             "name": "read_file", "arguments": {"path": note.name, "query": "gauge dawn"}}},
     ]
-    env = {"PATH": os.environ["PATH"], "PYTHONPATH": str(GUARD),
-           "FETCHLEDGER_LEDGER": str(ledger_of(places, "raw"))}
-    server = subprocess.Popen([sys.executable, "-m", "fetchledger", "mcp"], cwd=places["docs"],
-                              env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE)
-    assert server.stdin and server.stdout and server.stderr
-    try:
-        server.stdin.write("".join(json.dumps(m) + "\n" for m in messages).encode())
-        server.stdin.flush()
-        lines = []
-        while not lines or json.loads(lines[-1]).get("id") != 2:
-            line = server.stdout.readline()
-            assert line, server.stderr.read()
-            lines.append(line)
-        server.stdin.close()
-        assert server.wait(timeout=30) == 0
-    finally:
-        if server.poll() is None:
-            server.kill()
-            server.wait()
-    wire = b"".join(lines).decode("utf-8")
+    wire = "".join(raw_session(places, messages, {1, 2})[0])
     assert hidden not in wire
     assert f"\\u{ord(hidden):04x}" in wire or ord(hidden) > 0xFFFF
     (answer,) = [r for r in map(json.loads, wire.splitlines()) if r.get("id") == 2]

@@ -199,6 +199,13 @@ def test_a_batch_whose_output_waits_for_its_reader_keeps_its_claims(
     assert len({r[1] for r in stored}) == len(urls)
 
 
+def ended_pid() -> int:
+    """The pid of a process of this machine that has ended (and was waited for)."""
+    ended = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                           capture_output=True, text=True, check=True)
+    return int(ended.stdout)
+
+
 def test_claims_of_a_dead_batch_of_this_machine_are_taken_over_without_waiting(
         pg_ledger_url: str, hosts: list[BatchServer], tmp_path: Path) -> None:
     """A batch killed and run again (one machine) takes its inputs back at once; claims of
@@ -207,9 +214,7 @@ def test_claims_of_a_dead_batch_of_this_machine_are_taken_over_without_waiting(
             for i in range(3)]
     listing = tmp_path / "urls.txt"
     listing.write_text("\n".join(urls))
-    ended = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
-                           capture_output=True, text=True, check=True)
-    dead_here = f"{this_machine()}:{int(ended.stdout)}:0badc0de"  # a process that ended
+    dead_here = f"{this_machine()}:{ended_pid()}:0badc0de"  # a process that ended
     elsewhere = f"another-host/{4026531836}:{os.getpid()}:0badc0de"  # this pid, elsewhere
     Ledger(pg_ledger_url).close()  # its tables made
     rows(pg_ledger_url, "INSERT INTO claim (locator, holder, expires) VALUES "
@@ -241,9 +246,7 @@ def test_claims_of_a_dead_batch_of_this_machine_are_taken_over_without_waiting(
     (lambda ended: f"{this_machine()}:x{ended}:ab12cd34", False),
 ])
 def test_which_holders_are_known_gone(holder: Any, gone: bool) -> None:
-    ended = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
-                           capture_output=True, text=True, check=True)
-    assert gone_here(holder(int(ended.stdout))) is gone
+    assert gone_here(holder(ended_pid())) is gone
 
 
 def test_a_zombie_holds_nothing() -> None:
