@@ -8,12 +8,15 @@ folder, on a free port, and stops it after."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,6 +24,7 @@ import psycopg
 import pytest
 
 from fetchledger import Ledger
+from fetchledger.store.postgres import PostgresStore
 from test_postgres import doc
 
 from conftest import pg_writer_inside, rows, stall_pg_writes, table_counts
@@ -134,3 +138,79 @@ def test_a_ledger_open_across_a_restart_goes_on(cluster: Cluster) -> None:
     with psycopg.connect(cluster.url) as db:
         assert db.execute("SELECT id, locator FROM source ORDER BY id").fetchall() == [
             (1, "/a"), (2, "/b")]
+
+
+# --- a crash of the server: what was handed out stays (pg_functions: ASYNC_COMMIT, FLUSH)
+
+
+def _walwriter(url: str) -> int:
+    with psycopg.connect(url, autocommit=True) as db:
+        row = db.execute("SELECT pid FROM pg_stat_activity "
+                         "WHERE backend_type = 'walwriter'").fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+def _crash(url: str, walwriter: int) -> None:
+    """Kill the (stopped) WAL writer: the server then takes it for a crash, ends every
+    process and recovers from what its WAL on disk holds. Return once it is back."""
+    os.kill(walwriter, signal.SIGKILL)
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            with psycopg.connect(url, autocommit=True, connect_timeout=2) as db:
+                if db.execute("SELECT pid FROM pg_stat_activity WHERE backend_type = "
+                              "'walwriter'").fetchone() not in (None, (walwriter,)):
+                    return
+        except psycopg.OperationalError:
+            pass
+        assert time.monotonic() < deadline, "the server did not come back"
+        time.sleep(0.1)
+
+
+def test_every_id_handed_out_survives_a_crash_of_the_server(cluster: Cluster) -> None:
+    with Ledger(cluster.url) as ledger:
+        assert ledger.register(doc("/first", "The first sentence.")).source.id == 1
+        walwriter = _walwriter(cluster.url)
+        os.kill(walwriter, signal.SIGSTOP)  # nothing flushes the WAL in the background
+        try:
+            handed = [(ledger.register(doc(f"/n{n}", f"Sentence number {n}.")).source.id,
+                       f"/n{n}") for n in range(4)]
+            # a known source's new version too
+            handed.append((ledger.register(doc("/first", "Changed.")).source.id, "/first"))
+        finally:
+            _crash(cluster.url, walwriter)
+    with Ledger(cluster.url) as ledger:
+        stored = {s.locator: (s.id, s.versions) for s in ledger.sources()}
+        assert ledger.integrity_check() == "ok"
+    assert handed == [(2, "/n0"), (3, "/n1"), (4, "/n2"), (5, "/n3"), (1, "/first")]
+    assert stored == {"/first": (1, 2), "/n0": (2, 1), "/n1": (3, 1), "/n2": (4, 1),
+                      "/n3": (5, 1)}
+
+
+def test_a_source_a_reader_saw_survives_a_crash_before_its_writer_flushed(
+        cluster: Cluster, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A writer's registration committed, the server crashes before the flush it sends
+    after: a reader that saw the source meanwhile must not have shown an id the crash
+    takes back (and the next source would get)."""
+    with Ledger(cluster.url) as ledger:
+        ledger.register(doc("/first", "The first sentence."))
+    walwriter = _walwriter(cluster.url)
+    os.kill(walwriter, signal.SIGSTOP)
+    try:
+        with monkeypatch.context() as patch:  # the writer is gone before its flush
+            plain = PostgresStore._exec_prepared
+            patch.setattr(PostgresStore, "_exec_prepared",
+                          lambda self, *args, flushed=False: plain(self, *args))
+            with Ledger(cluster.url) as writer:
+                assert writer.register(doc("/second", "Seen, then a crash.")).source.id == 2
+        listed = subprocess.run([sys.executable, "-m", "fetchledger", "--json", "list"],
+                                capture_output=True, text=True, timeout=60, check=True,
+                                env={**os.environ, "FETCHLEDGER_LEDGER": cluster.url})
+        shown = [(s["id"], s["locator"]) for s in json.loads(listed.stdout)]
+    finally:
+        _crash(cluster.url, walwriter)
+    assert shown == [(1, "/first"), (2, "/second")]
+    with Ledger(cluster.url) as ledger:
+        assert [(s.id, s.locator) for s in ledger.sources()] == shown
+        assert ledger.register(doc("/third", "After the crash.")).source.id == 3

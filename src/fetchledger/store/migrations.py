@@ -18,7 +18,12 @@ from typing import TYPE_CHECKING, Any
 from ..errors import LedgerTooNew
 from ..identity.upgrade import SourceRow, changed_meta, plan_upgrade, upgraded_display
 from ..text.passages import Passage
-from .pg_functions import REGISTER_FUNCTION, REGISTER_FUNCTION_0009, REGISTER_FUNCTION_0013
+from .pg_functions import (
+    REGISTER_FUNCTION,
+    REGISTER_FUNCTION_0009,
+    REGISTER_FUNCTION_0013,
+    REGISTER_FUNCTION_0018,
+)
 from .windows import CHUNK_INSERT, chunk_rows, reading_columns
 
 if TYPE_CHECKING:
@@ -548,6 +553,13 @@ def _postgres_counter_queue(db: PgConnection) -> None:
     """Writers of new sources queue for the id counter on an advisory lock before its
     row (:mod:`fetchledger.store.pg_functions`): waiting for the row itself, each
     found it updated by the writer before and evaluated its update again."""
+    db.execute(REGISTER_FUNCTION_0018)
+
+
+def _postgres_async_numbering(db: PgConnection) -> None:
+    """The transaction that numbers new sources hands the id counter on at its commit
+    without waiting for the disk; its writer waits for the flush after it, where many
+    writers' flushes are one (:mod:`fetchledger.store.pg_functions`)."""
     db.execute(REGISTER_FUNCTION)
 
 
@@ -569,4 +581,5 @@ POSTGRES_MIGRATIONS: tuple[tuple[str, Callable[[PgConnection], None]], ...] = (
     ("0016_more_secret_options", _postgres_nested_secrets),  # the same again
     ("0017_more_secret_forms", _postgres_nested_secrets),  # the same again
     ("0018_counter_queue", _postgres_counter_queue),
+    ("0019_async_numbering", _postgres_async_numbering),
 )

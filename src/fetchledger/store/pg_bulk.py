@@ -69,6 +69,8 @@ class PostgresBulk:
 
         def _connection(self) -> Connection: ...
 
+        def _durable(self, conn: Connection, *, may_write: bool = ...) -> None: ...
+
         def _errors(self) -> AbstractContextManager[None]: ...
 
     # --- batch claims -------------------------------------------------------------------
@@ -219,6 +221,7 @@ class PostgresBulk:
         conn = self._connection()
         with self._errors(), conn.transaction():
             conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+            self._durable(conn, may_write=False)  # its snapshot: taken here
             for table in COPY_COLUMNS:
                 order = 'locator COLLATE "C"' if table == "alias" else COPY_ORDER.get(table, "id")
                 with conn.cursor(name=f"fetchledger_copy_{table}") as cursor:

@@ -39,8 +39,8 @@ then the version, whether source and version are new, then the source (the colum
 
 from __future__ import annotations
 
-__all__ = ["COUNTER_QUEUE", "REGISTER_FUNCTION", "REGISTER_FUNCTION_0009",
-           "REGISTER_FUNCTION_0013"]
+__all__ = ["ASYNC_COMMIT", "COUNTER_QUEUE", "FLUSH", "REGISTER_FUNCTION",
+           "REGISTER_FUNCTION_0009", "REGISTER_FUNCTION_0013", "REGISTER_FUNCTION_0018"]
 
 REGISTER_FUNCTION_0013 = """
 CREATE FUNCTION fetchledger_register(
@@ -257,9 +257,26 @@ COUNTER_QUEUE = """
         PERFORM pg_advisory_xact_lock(hashtext('fetchledger.counter'),
                                       'counter'::regclass::oid::integer);"""
 assert REGISTER_FUNCTION_0013.count(_COUNTER_UPDATE) == 1
-REGISTER_FUNCTION = REGISTER_FUNCTION_0013.replace(
+# as migration 0018_counter_queue made it (0019 replaces it)
+REGISTER_FUNCTION_0018 = REGISTER_FUNCTION_0013.replace(
     _COUNTER_UPDATE, COUNTER_QUEUE + _COUNTER_UPDATE).replace(
     "CREATE FUNCTION", "CREATE OR REPLACE FUNCTION")
+
+# 0019: the registration's transaction commits without waiting for its WAL to reach the
+# disk, so the counter (and a known source's row) is handed on at once instead of after a
+# flush; the writer waits for the flush in a transaction of its own (FLUSH) sent with
+# it, outside every lock, where the flushes of many writers are one.
+_LOCK_TIMEOUT = """
+    PERFORM set_config('lock_timeout', p_lock_timeout, true);"""
+ASYNC_COMMIT = """
+    PERFORM set_config('synchronous_commit', 'off', true);  -- FLUSH follows"""
+assert REGISTER_FUNCTION_0018.count(_LOCK_TIMEOUT) == 1
+REGISTER_FUNCTION = REGISTER_FUNCTION_0018.replace(_LOCK_TIMEOUT, _LOCK_TIMEOUT + ASYNC_COMMIT)
+
+# A transaction that writes one WAL record and has a transaction id, so that its commit
+# (synchronous, as the session's setting is) waits for the WAL up to it, and so for
+# every transaction committed before it, to be flushed: nothing else is written.
+FLUSH = b"SELECT txid_current(), pg_logical_emit_message(true, 'fetchledger', 'flush')"
 
 # as migration 0009_register_function created it (0013 replaces it)
 REGISTER_FUNCTION_0009 = """

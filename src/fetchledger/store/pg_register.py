@@ -166,8 +166,10 @@ class PostgresRegistration:
                        retried: tuple[type[Exception], ...] = ...) -> T: ...
 
         def _exec_prepared(self, conn: Connection, name: bytes, sql: bytes,
-                           params: Sequence[bytes], formats: Sequence[int]) -> list[
-                               tuple[bytes | None, ...]]: ...
+                           params: Sequence[bytes], formats: Sequence[int], *,
+                           flushed: bool = ...) -> list[tuple[bytes | None, ...]]: ...
+
+        def _flush(self) -> None: ...
 
     def register(
         self, registrations: Sequence[Registration], attempts: Sequence[AttemptRow] = ()
@@ -185,20 +187,22 @@ class PostgresRegistration:
         rounds = _rounds(registrations) or [[]]
         retried = (psycopg.errors.UniqueViolation,)
         if len(rounds) == 1:  # one statement, its own transaction
-            return _answers(self._statement(lambda db: self._write_one(
+            answers = _answers(self._statement(lambda db: self._write_one(
                 db, registrations, described, utc_now(), failed), retried=retried))
+        else:
+            def work(db: Connection) -> list[psycopg.Cursor[Any]]:
+                now = utc_now()
+                return [self._write_round(db, [registrations[i] for i in batch],
+                                          [described[i] for i in batch], now,
+                                          failed if n == len(rounds) - 1 else "[]",
+                                          self.lock_timeout)
+                        for n, batch in enumerate(rounds)]
 
-        def work(db: Connection) -> list[psycopg.Cursor[Any]]:
-            now = utc_now()
-            return [self._write_round(db, [registrations[i] for i in batch],
-                                      [described[i] for i in batch], now,
-                                      failed if n == len(rounds) - 1 else "[]",
-                                      self.lock_timeout)
-                    for n, batch in enumerate(rounds)]
-
-        done = self._write(work, pipelined=True, retried=retried)
-        # sent with the COMMIT, read once it is done
-        return [answer for cursor in done for answer in _answers(cursor.fetchall())]
+            done = self._write(work, pipelined=True, retried=retried)
+            # sent with the COMMIT, read once it is done
+            answers = [answer for cursor in done for answer in _answers(cursor.fetchall())]
+            self._flush()  # committed without waiting for the disk: wait for it here
+        return answers
 
     def _write_one(self, db: Connection, registrations: Sequence[Registration],
                    described: Sequence[str], now: str, failed: str) -> list[tuple[Any, ...]]:
@@ -213,7 +217,7 @@ class PostgresRegistration:
                   _array(_BYTEA, [chunk for v in versions for chunk in v.chunks]),
                   failed.encode()]
         return [_row(raw) for raw in self._exec_prepared(db, _STATEMENT, _STATEMENT_SQL,
-                                                         params, _FORMATS)]
+                                                         params, _FORMATS, flushed=True)]
 
     @staticmethod
     def _write_round(db: Connection, registrations: Sequence[Registration],

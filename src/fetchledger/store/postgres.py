@@ -32,11 +32,12 @@ import json
 import logging
 import select
 import threading
+import time
 import weakref
 import zlib
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext, suppress
-from typing import Any, TypeVar
+from typing import Any, TypeVar, overload
 
 import psycopg
 from psycopg import errors as pg_errors
@@ -56,6 +57,7 @@ from ..models import Attempt, Quote, SearchHit, Source
 from ..text.passages import Passage
 from .migrations import POSTGRES_MIGRATIONS, refuse_unknown
 from .pg_bulk import Connection, PostgresBulk
+from .pg_functions import FLUSH
 from .pg_register import PostgresRegistration
 from .protocol import (
     SOURCE_COLUMNS,
@@ -77,6 +79,11 @@ T = TypeVar("T")
 
 _MIGRATION_LOCK = 0x6665_7463_686C  # pg_advisory_xact_lock key: "fetchl"
 _WRITE_TRIES = 5
+_FLUSH = b"fetchledger_flush"  # FLUSH, prepared
+# whether the WAL is flushed as far as it is written, and how far that is
+_DURABLE = ("SELECT i <= pg_current_wal_flush_lsn(), i::text "
+            "FROM pg_current_wal_insert_lsn() AS i")
+_DURABLE_WAIT = 2.0  # seconds a reader that may not write waits for the WAL writer
 # the server rolled the whole transaction back: safe to run it again
 _ROLLED_BACK = (pg_errors.DeadlockDetected, pg_errors.SerializationFailure)
 
@@ -193,39 +200,89 @@ class PostgresStore(PostgresRegistration, PostgresBulk, WindowReads):
         return conn
 
     def _exec_prepared(self, conn: Connection, name: bytes, sql: bytes,
-                       params: Sequence[bytes], formats: Sequence[int]) -> list[
-                           tuple[bytes | None, ...]]:
+                       params: Sequence[bytes], formats: Sequence[int], *,
+                       flushed: bool = False) -> list[tuple[bytes | None, ...]]:
         """Run the prepared statement ``name`` (``sql``, prepared on ``conn`` at its first
         use) with parameters already in PostgreSQL's formats (``formats``: 0 text, 1
         binary), straight through libpq: the rows, as text, or the error raised as
         psycopg raises it. What psycopg adds per statement (its cursor, prepare
-        manager, dumpers and loaders) is a tenth of a registration's client CPU."""
+        manager, dumpers and loaders) is a tenth of a registration's client CPU.
+
+        ``flushed``: ``pg_functions.FLUSH`` goes with it, a transaction of its own after
+        the statement's (one round trip for both), and this returns once it is done:
+        the statement committed without waiting for the disk, and its rows are
+        answered only once they are durable."""
         held: _Held = self._local.held
         pgconn = conn.pgconn
-        if name not in held.prepared:
-            result = self._wait(conn, lambda: pgconn.send_prepare(name, sql))
-            if result.status != psycopg.pq.ExecStatus.COMMAND_OK:
+        statements = [(name, sql, list(params), list(formats))]
+        if flushed:
+            statements.append((_FLUSH, FLUSH, [], []))
+        for statement, text, _, _ in statements:
+            if statement not in held.prepared:
+                result = self._wait(conn, functools.partial(pgconn.send_prepare, statement, text))
+                if result.status != psycopg.pq.ExecStatus.COMMAND_OK:
+                    raise pg_errors.error_from_result(result)
+                held.prepared.add(statement)
+        if flushed:
+            results = self._pipeline(conn, statements)
+        else:
+            results = [self._wait(conn, lambda: pgconn.send_query_prepared(
+                name, statements[0][2], param_formats=statements[0][3]))]
+        for result in results:
+            if result.status != psycopg.pq.ExecStatus.TUPLES_OK:
+                if pgconn.status == psycopg.pq.ConnStatus.BAD:
+                    raise psycopg.OperationalError(
+                        pgconn.get_error_message() or "the connection was lost")
                 raise pg_errors.error_from_result(result)
-            held.prepared.add(name)
-        result = self._wait(conn, lambda: pgconn.send_query_prepared(
-            name, list(params), param_formats=list(formats)))
-        if result.status != psycopg.pq.ExecStatus.TUPLES_OK:
-            if pgconn.status == psycopg.pq.ConnStatus.BAD:
-                raise psycopg.OperationalError(
-                    pgconn.get_error_message() or "the connection was lost")
-            raise pg_errors.error_from_result(result)
-        fields = range(result.nfields)
-        return [tuple(result.get_value(row, field) for field in fields)
-                for row in range(result.ntuples)]
+        first = results[0]
+        fields = range(first.nfields)
+        return [tuple(first.get_value(row, field) for field in fields)
+                for row in range(first.ntuples)]
+
+    def _flush(self) -> None:
+        """Return once every transaction committed before now is on the server's disk
+        (``pg_functions.FLUSH``): the registration committed without waiting for it,
+        and no id is handed out before it is durable. Lost here, the call is exit 4
+        ("run it again"): its sources are then registered (found again by a new
+        call) or, after a crash of the server, not at all."""
+        self._statement(lambda db: self._exec_prepared(db, _FLUSH, FLUSH, [], []))
+
+    def _pipeline(self, conn: Connection, statements: Sequence[tuple[
+            bytes, bytes, list[bytes], list[int]]]) -> list[psycopg.pq.abc.PGresult]:
+        """Send prepared ``statements`` at once, each a transaction of its own (a sync
+        after each: an error in one does not stop the next), and wait for all their
+        results: each one's last result, in order."""
+        pgconn = conn.pgconn
+
+        def send() -> None:
+            pgconn.enter_pipeline_mode()
+            for statement, _, params, formats in statements:
+                pgconn.send_query_prepared(statement, params, param_formats=formats)
+                pgconn.pipeline_sync()
+
+        results = self._wait(conn, send, syncs=len(statements))
+        pgconn.exit_pipeline_mode()
+        return results
 
     @staticmethod
-    def _wait(conn: Connection, send: Callable[[], None]) -> psycopg.pq.abc.PGresult:
+    @overload
+    def _wait(conn: Connection, send: Callable[[], None]) -> psycopg.pq.abc.PGresult: ...
+
+    @staticmethod
+    @overload
+    def _wait(conn: Connection, send: Callable[[], None],
+              syncs: int) -> list[psycopg.pq.abc.PGresult]: ...
+
+    @staticmethod
+    def _wait(conn: Connection, send: Callable[[], None], syncs: int = 0) -> Any:
         """Send one query on ``conn`` (a non-blocking libpq connection) and wait for its
-        last result; interrupted (Ctrl-C), the query is cancelled and the connection
-        closed, so the server rolls the statement back."""
+        last result (or, ``syncs`` > 0, for a pipeline's ``syncs`` syncs: the last result
+        of each of its queries); interrupted (Ctrl-C), the query is cancelled and the
+        connection closed, so the server rolls the statement back."""
         pgconn = conn.pgconn
         fd = pgconn.socket
         last = None
+        lasts: list[psycopg.pq.abc.PGresult] = []
         try:
             send()
             while pgconn.flush():
@@ -236,19 +293,25 @@ class PostgresStore(PostgresRegistration, PostgresBulk, WindowReads):
                     _ready(fd, select.POLLIN)
                     pgconn.consume_input()
                 result = pgconn.get_result()
-                if result is None:
+                if result is not None and result.status == psycopg.pq.ExecStatus.PIPELINE_SYNC:
+                    lasts.append(last)  # type: ignore[arg-type]  # checked below
+                    last = None
+                    if len(lasts) == syncs:
+                        break
+                elif result is not None:
+                    last = result
+                elif not syncs or pgconn.status == psycopg.pq.ConnStatus.BAD:
                     break
-                last = result
         except BaseException:
             if pgconn.status == psycopg.pq.ConnStatus.OK:
                 with suppress(Exception):
                     pgconn.get_cancel().cancel()
             conn.close()
             raise
-        if last is None:
+        if (last is None and not syncs) or None in lasts or len(lasts) < syncs:
             raise psycopg.OperationalError(pgconn.get_error_message()
                                            or "the connection was lost")
-        return last
+        return lasts if syncs else last
 
     def _scrub(self, text: str) -> str:
         return text.replace(self._password, REDACTED) if self._password else text
@@ -340,15 +403,49 @@ class PostgresStore(PostgresRegistration, PostgresBulk, WindowReads):
             try:
                 with self._errors():
                     if not snapshot:
-                        return work(conn)
-                    with conn.transaction():
-                        conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, "
-                                     "READ ONLY")
-                        return work(conn)
+                        found = work(conn)
+                    else:
+                        with conn.transaction():
+                            conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, "
+                                         "READ ONLY")
+                            found = work(conn)
+                    self._durable(conn)
+                    return found
             except LedgerUnavailable:
                 if attempt == 1:
                     raise
         raise AssertionError("unreachable")
+
+    def _durable(self, conn: Connection, *, may_write: bool = True) -> None:
+        """Return once everything a read on ``conn`` has seen is on the server's disk.
+
+        A registration commits without waiting for the disk, and its writer answers
+        only after the flush that follows (``_exec_prepared``); a reader that saw it
+        between the two must not show an id that a crash of the server could take
+        back and give to another source. Mostly the WAL is flushed already (one round
+        trip); else the reader flushes it (FLUSH), or, where it may not write (inside
+        a read-only transaction, ``may_write`` False, or with a read-only role), waits
+        for the server to (its WAL writer flushes within a fraction of a second; past
+        ``_DURABLE_WAIT`` the read goes on)."""
+        try:
+            flushed, target = conn.execute(_DURABLE).fetchone() or (True, "")
+        except pg_errors.ObjectNotInPrerequisiteState:
+            return  # a standby: it is sent only WAL that its primary has flushed
+        if flushed:
+            return
+        if may_write:
+            try:
+                conn.execute(FLUSH)
+                return
+            except (pg_errors.ReadOnlySqlTransaction, pg_errors.InsufficientPrivilege):
+                pass
+        deadline = time.monotonic() + _DURABLE_WAIT
+        while time.monotonic() < deadline:
+            row = conn.execute("SELECT pg_current_wal_flush_lsn() >= %s::pg_lsn",
+                               (target,)).fetchone()
+            if row and row[0]:
+                return
+            time.sleep(0.01)
 
     def _one(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> tuple[Any, ...] | None:
         return self._read(lambda db: db.execute(sql, params).fetchone())
