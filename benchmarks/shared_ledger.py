@@ -16,7 +16,9 @@ Baselines of the same run, to read the rate against: the load average before and
 after each run; the CPU each registration cost, in the writers (their own process
 time over the run) and, on PostgreSQL when the server is on this machine, in their
 server processes (``/proc``), both from the writers that were not killed; one writer
-alone (the same registrations, no contention); and on PostgreSQL the same 16 writers
+alone (the same registrations, no contention); on PostgreSQL the same 16 writers with
+the registration as of migration 0018 (before 0019 its commit was flushed while it held
+the id counter, and no flush followed), and the same 16 writers
 with the id counter replaced by a sequence — ids with gaps, NOT dense, so not
 fetchledger: what the registration's work allows once the counter costs nothing.
 
@@ -48,6 +50,10 @@ WRITER = textwrap.dedent(
     import os, sys, time
     from fetchledger import Document, Ledger
     location, worker, count = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+    if location.endswith("#0018"):  # as before 0019: no flush after the registration
+        from fetchledger.store.postgres import PostgresStore
+        location, plain = location.removesuffix("#0018"), PostgresStore._exec_prepared
+        PostgresStore._exec_prepared = lambda self, *args, flushed=False: plain(self, *args)
 
     def server_cpu(pid):  # the CPU seconds of this writer's server process, if local
         try:
@@ -213,6 +219,18 @@ def no_counter(location: str) -> bool:
     return True
 
 
+def as_of_0018(location: str) -> str:
+    """The registration of a PostgreSQL ledger as it was before 0019 (its commit flushed
+    while it holds the id counter, no flush after): the location to give WRITER."""
+    import psycopg
+
+    from fetchledger.store.pg_functions import REGISTER_FUNCTION_0018
+
+    with psycopg.connect(location, autocommit=True) as db:
+        db.execute(REGISTER_FUNCTION_0018)
+    return location + "#0018"
+
+
 def measured(label: str, script: str, location: str, processes: int, per: int, kill: int,
              rng: random.Random) -> tuple[list[object], list[tuple[float, int, str]], int]:
     """One run as a table row (rate, latencies, CPU per registration, load before and
@@ -263,6 +281,13 @@ def main() -> None:
                 rows.append(row)
                 failed |= check(alone, reported) != ("ok", True, 0)
                 if name == "PostgreSQL":
+                    before = fresh("")
+                    Ledger(before).close()
+                    row, reported, _ = measured(
+                        f"the same as of 0018 (each commit flushed while it holds the "
+                        f"counter), {p} writers", WRITER, as_of_0018(before), p, per, 0, rng)
+                    rows.append(row)
+                    failed |= check(before, reported) != ("ok", True, 0)
                     ceiling = fresh("")
                     Ledger(ceiling).close()
                     if no_counter(ceiling):

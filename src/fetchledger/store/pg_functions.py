@@ -2,7 +2,7 @@
 
 Created by migration ``0013_register_statement`` (:mod:`fetchledger.store.migrations`;
 ``0009_register_function`` created its first form, and 0013's is kept as it was:
-``0018_counter_queue`` gives it its one change since), called by
+``0018_counter_queue`` and ``0019_async_numbering`` give it its changes since), called by
 :mod:`fetchledger.store.pg_register`: one statement, in a transaction of its own
 (autocommit), writes a round of registrations.
 
@@ -35,6 +35,12 @@ row per registration, its ordinal first (known sources are answered before new o
 then the version, whether source and version are new, then the source (the columns of
 ``store.protocol.SOURCE_COLUMNS``). Its statements are planned once per connection
 (PL/pgSQL keeps their plans) and stay simple enough for the plan kept to be good.
+
+Since 0019 its transaction commits without waiting for the disk (``ASYNC_COMMIT``): the
+counter's lock is released as soon as the commit is written, not once it is flushed, so
+writers of new sources no longer take turns at the server's flush. The caller sends
+``FLUSH`` after it (same round trip) and answers once that is done: WAL is flushed in
+order, so every registration committed before is then durable too.
 """
 
 from __future__ import annotations

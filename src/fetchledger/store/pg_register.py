@@ -11,7 +11,9 @@ of one statement a round, through psycopg (``_write_round``).
 
 Ids stay dense 1..N and are never renumbered: a new source's id is written only once
 the counter gave it, by the end of that statement; a rolled-back statement spent
-none. Writers wait for each other only from there to their commit.
+none. Writers wait for each other only from there to their commit, which does not
+wait for the disk: the flush sent with the statement does (``flushed``), and the
+answer comes after it.
 """
 
 from __future__ import annotations

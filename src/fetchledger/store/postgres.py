@@ -10,6 +10,10 @@ with the semantics of the SQLite store:
   ``alias`` decide who registers a canonical source first: the second writer's
   statement is rolled back and run again, and then reads the first one's id. A
   rollback or a conflict consumes no id.
+- **Durable before shown.** That statement commits without waiting for the disk
+  (the counter is handed on at once); its writer waits for a flush sent with it
+  before it answers, and every read waits for what it saw to be flushed
+  (``_durable``), so a crash of the server takes back no id anyone was shown.
 - **One transaction per write**, at READ COMMITTED. A deadlock or
   serialization failure (the server rolled the whole transaction back) is
   retried; a connection lost mid-write is a LedgerUnavailable (exit 4): the
