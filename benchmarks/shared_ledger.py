@@ -37,6 +37,7 @@ import sys
 import tempfile
 import textwrap
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import NamedTuple
 
@@ -243,6 +244,29 @@ def measured(label: str, script: str, location: str, processes: int, per: int, k
              writers, servers, f"{before:.1f} → {os.getloadavg()[0]:.1f}"], reported, killed)
 
 
+def baselines(rows: list[list[object]], fresh: Callable[[str], str], p: int, per: int,
+              rng: random.Random) -> bool:
+    """The PostgreSQL rows beside fetchledger's: its registration as of 0018, and with
+    the counter replaced by a sequence; whether one of them went wrong."""
+    failed = False
+    before = fresh("")
+    Ledger(before).close()
+    row, reported, _ = measured(
+        f"the same as of 0018 (each commit flushed while it holds the counter), "
+        f"{p} writers", WRITER, as_of_0018(before), p, per, 0, rng)
+    rows.append(row)
+    failed |= check(before, reported) != ("ok", True, 0)
+    ceiling = fresh("")
+    Ledger(ceiling).close()
+    if no_counter(ceiling):
+        row, reported, _ = measured(
+            f"the same, the counter replaced by a sequence (ids NOT dense: not "
+            f"fetchledger), {p} writers", WRITER, ceiling, p, per, 0, rng)
+        rows.append(row)
+        failed |= check(ceiling, reported)[2] != 0
+    return failed
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--processes", type=int, default=16)
@@ -281,21 +305,7 @@ def main() -> None:
                 rows.append(row)
                 failed |= check(alone, reported) != ("ok", True, 0)
                 if name == "PostgreSQL":
-                    before = fresh("")
-                    Ledger(before).close()
-                    row, reported, _ = measured(
-                        f"the same as of 0018 (each commit flushed while it holds the "
-                        f"counter), {p} writers", WRITER, as_of_0018(before), p, per, 0, rng)
-                    rows.append(row)
-                    failed |= check(before, reported) != ("ok", True, 0)
-                    ceiling = fresh("")
-                    Ledger(ceiling).close()
-                    if no_counter(ceiling):
-                        row, reported, _ = measured(
-                            f"the same, the counter replaced by a sequence (ids NOT dense: "
-                            f"not fetchledger), {p} writers", WRITER, ceiling, p, per, 0, rng)
-                        rows.append(row)
-                        failed |= check(ceiling, reported)[2] != 0
+                    failed |= baselines(rows, fresh, p, per, rng)
                 bare_table(bare)
                 rows.append(measured(f"bare insert on {name}, {p} writers", BARE, bare, p,
                                      per, 0, rng)[0])

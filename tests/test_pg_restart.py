@@ -19,6 +19,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import psycopg
 import pytest
@@ -200,8 +201,11 @@ def test_a_source_a_reader_saw_survives_a_crash_before_its_writer_flushed(
     try:
         with monkeypatch.context() as patch:  # the writer is gone before its flush
             plain = PostgresStore._exec_prepared
-            patch.setattr(PostgresStore, "_exec_prepared",
-                          lambda self, *args, flushed=False: plain(self, *args))
+
+            def unflushed(self: PostgresStore, *args: Any, flushed: bool = False) -> Any:
+                return plain(self, *args)
+
+            patch.setattr(PostgresStore, "_exec_prepared", unflushed)
             with Ledger(cluster.url) as writer:
                 assert writer.register(doc("/second", "Seen, then a crash.")).source.id == 2
         listed = subprocess.run([sys.executable, "-m", "fetchledger", "--json", "list"],
