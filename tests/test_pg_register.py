@@ -166,7 +166,8 @@ def test_a_ledger_of_the_migrations_before_is_upgraded_without_renumbering(
 def test_commits_that_do_not_wait_for_the_flush_are_an_opt_in_of_the_url(url: str) -> None:
     """README, "Sharing one ledger": ``-csynchronous_commit=off`` in the URL's options
     (a libpq parameter) trades the last commits of a server crash for speed; by
-    default every registration waits for its commit to be flushed."""
+    default every registration waits for the flush sent after it (the session's
+    setting, which that flush's commit obeys)."""
     with Ledger(url) as ledger:
         ledger.register(doc("https://a.example/", "Water boils at 100 degrees."))
         conn = ledger._store._connection()  # type: ignore[attr-defined]  # this thread's

@@ -26,6 +26,7 @@ import pytest
 
 from fetchledger import Ledger
 from fetchledger.store.postgres import PostgresStore
+from fetchledger.store.prepare import prepare
 from test_postgres import doc
 
 from conftest import pg_writer_inside, rows, stall_pg_writes, table_counts
@@ -179,14 +180,19 @@ def test_every_id_handed_out_survives_a_crash_of_the_server(cluster: Cluster) ->
                        f"/n{n}") for n in range(4)]
             # a known source's new version too
             handed.append((ledger.register(doc("/first", "Changed.")).source.id, "/first"))
+            # a call of two rounds (the second names a source the first creates)
+            rounds = ledger.record([prepare(doc("/r", "Round one.")),
+                                    prepare(doc("/r", "Round two."))])
+            handed += [(r.source.id, "/r") for r in rounds if r is not None]
         finally:
             _crash(cluster.url, walwriter)
     with Ledger(cluster.url) as ledger:
         stored = {s.locator: (s.id, s.versions) for s in ledger.sources()}
         assert ledger.integrity_check() == "ok"
-    assert handed == [(2, "/n0"), (3, "/n1"), (4, "/n2"), (5, "/n3"), (1, "/first")]
+    assert handed == [(2, "/n0"), (3, "/n1"), (4, "/n2"), (5, "/n3"), (1, "/first"),
+                      (6, "/r"), (6, "/r")]
     assert stored == {"/first": (1, 2), "/n0": (2, 1), "/n1": (3, 1), "/n2": (4, 1),
-                      "/n3": (5, 1)}
+                      "/n3": (5, 1), "/r": (6, 2)}
 
 
 def test_a_source_a_reader_saw_survives_a_crash_before_its_writer_flushed(
