@@ -275,9 +275,10 @@ REGISTER_FUNCTION_0018 = REGISTER_FUNCTION_0013.replace(
 _LOCK_TIMEOUT = """
     PERFORM set_config('lock_timeout', p_lock_timeout, true);"""
 ASYNC_COMMIT = """
-    PERFORM set_config('synchronous_commit', 'off', true);  -- FLUSH follows"""
+    PERFORM set_config('lock_timeout', p_lock_timeout, true),
+            set_config('synchronous_commit', 'off', true);  -- FLUSH follows"""
 assert REGISTER_FUNCTION_0018.count(_LOCK_TIMEOUT) == 1
-REGISTER_FUNCTION = REGISTER_FUNCTION_0018.replace(_LOCK_TIMEOUT, _LOCK_TIMEOUT + ASYNC_COMMIT)
+REGISTER_FUNCTION = REGISTER_FUNCTION_0018.replace(_LOCK_TIMEOUT, ASYNC_COMMIT)
 
 # A transaction that writes one WAL record and has a transaction id, so that its commit
 # (synchronous, as the session's setting is) waits for the WAL up to it, and so for
