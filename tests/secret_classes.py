@@ -69,6 +69,10 @@ FED: list[Case] = [("script", script.format(pw=PW), PW) for script in [
     "sqlplus -s / as sysdba <<EOF\nALTER USER app IDENTIFIED BY {pw};\nEOF",
     "mysql -e \"CREATE USER 'a'@'%' IDENTIFIED WITH mysql_native_password BY '{pw}'\"",
     'db2 "connect to SAMPLE user db2inst1 using {pw}"',
+    "echo {pw} | mkpasswd -m sha-512 --stdin", "echo {pw} | openssl passwd -6 -stdin",
+    'expect -c "spawn ssh h; expect \\"password:\\"; send \\"{pw}\\r\\"; interact"',
+    "ssh host 'echo {pw} | sudo -S systemctl restart app'",
+    "echo {pw} | regctl registry login r.example.com -u bob --pass-stdin",
 ]]
 FED_LOOK_ALIKES: list[LookAlike] = [("script", script) for script in [
     "echo hello | wc -c", "echo hello | grep -c stdin", "printf '%s\\n' a b | sort",
@@ -82,6 +86,9 @@ FED_LOOK_ALIKES: list[LookAlike] = [("script", script) for script in [
     "expect -c 'spawn ssh h; expect \"$ \"; send \"uptime\\r\"; expect eof'",
     "sqlplus -s /nolog @script.sql", 'echo "Please connect your device" | tee log',
     "psql -c 'GRANT CONNECT ON DATABASE d TO u'",
+    "echo test | sudo tee /etc/x", "cat /etc/passwd | grep root", "echo x | gpg --clearsign",
+    "kubectl get secrets | grep x", "git send-email --to a@b x.patch",
+    "echo 1 | sudo tee /proc/sys/net/ipv4/ip_forward", "echo ok | logger -t secrets",
 ]]
 
 # --- session 8: passwords by place (isql, exp/imp), pass-the-hash ------------------------
@@ -124,6 +131,7 @@ CALLS: list[Case] = [("argv", argv, PW) for argv in [
      f"c.sendline('{PW}')"],
     ["python3", "-c", f"import psycopg2; psycopg2.connect(host='h', user='u', password='{PW}')"],
     ["node", "-e", f"require('mysql').createConnection({{host: 'h', password: '{PW}'}})"],
+    ["ruby", "-rnet/ftp", "-e", f"Net::FTP.open('h', 'u', '{PW}')"],
 ]]
 CALLS_LOOK_ALIKES: list[LookAlike] = [("argv", argv) for argv in [
     ["python3", "-c", "print(connect('a'))"], ["python3", "-c", "s.connect(('h', 80))"],

@@ -48,11 +48,12 @@ _read_commands = shell_commands.__wrapped__  # (small pieces: kept out of its ca
 # --- the gate: one scan for what any finder below needs ---------------------------------
 
 _STDIN_HINT = re.compile(
-    r"stdin|with-token|passwd|kinit|sshpass|cryptsetup|htpasswd|sudo|doas|secrets?\b"
+    r"stdin|with-token|passwd|kinit|sshpass|cryptsetup|htpasswd|sudo|doas|secrets?\b|pdbedit"
     r"|/dev/fd/0|-fd\b|vault|aws")
 _SEND_HINT = re.compile(r"(?<![\w$-])(?:exp_send|send|sendline)\b")
 _SQL_HINT = re.compile(r"(?i)connect|conn\b|identified")
-_CALL_HINT = re.compile(r"(?<![\w$])(?:connect|mysqli?_connect|mysqli|PDO|FTP(?:_TLS)?|login"
+_CALL_HINT = re.compile(r"(?<![\w$])(?:connect|mysqli?_connect|mysqli|PDO"
+                        r"|FTP(?:_TLS)?(?:\.open|\.new)?|login"
                         r"|HTTP(?:Basic|Digest|Proxy)Auth|(?:Basic|Digest)Auth|basic_auth"
                         r"|digest_auth|auth)[ \t]*(?:=>?[ \t]*)?\(")
 
@@ -268,8 +269,15 @@ def _program_reads(program: str, rest: Sequence[str]) -> str | None:
         return _NEWUSERS
     if program in ("passwd", "smbpasswd", "kinit", "cryptsetup", "saslpasswd2"):
         return _LINE
-    if program == "sshpass" and not any(w[:2] in ("-p", "-f", "-e", "-d") for w in rest):
+    if program == "mkpasswd" and ("--stdin" in rest or "-s" in rest):
+        return _LINE  # a hash of the password read
+    if program == "openssl" and "passwd" in rest and "-stdin" in rest:
         return _LINE
+    if program == "pdbedit" and "-t" in rest:
+        return _LINE
+    if program == "sshpass" and (not any(w[:2] in ("-p", "-f", "-e", "-d") for w in rest)
+                                 or "-d0" in rest or " ".join(rest).startswith("-d 0")):
+        return _LINE  # sshpass reads its password on stdin without -p/-f/-e, or -d 0
     if program == "htpasswd" and any(w[:1] == "-" and "i" in w[1:] and w[1:].isalpha()
                                      for w in rest):
         return _LINE
@@ -332,6 +340,8 @@ def _sent_secrets(text: str, found: list[str]) -> None:
     ``send`` names it), in a script that spawns or expects."""
     if not _SPAWNED.search(text):
         return
+    if '\\"' in text:  # expect -c "… send \"PW\r\" …": the quotes escaped at this level
+        _sent_secrets(text.replace('\\"', '"'), found)
     last = 0
     for sent in _SEND.finditer(text):
         window = text[last:sent.start()]
@@ -369,7 +379,8 @@ def _sql_secrets(text: str, found: list[str]) -> None:
 
 # --- credentials passed by position in code ---------------------------------------------
 
-_CALL = re.compile(r"(?<![\w$])(connect|mysqli?_connect|mysqli|PDO|FTP(?:_TLS)?|login"
+_CALL = re.compile(r"(?<![\w$])(connect|mysqli?_connect|mysqli|PDO"
+                   r"|FTP(?:_TLS)?(?:\.open|\.new)?|login"
                    r"|HTTP(?:Basic|Digest|Proxy)Auth|(?:Basic|Digest)Auth|basic_auth"
                    r"|digest_auth|auth[ \t]*=>?)[ \t]*\(")
 _ARGUMENT = re.compile(r"""[ \t]*(?:[bru]?'([^'\\\n]*)'|[bru]?"([^"\\\n]*)"|([^,()'"\[\]{}\n=]*))"""
