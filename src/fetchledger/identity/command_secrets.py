@@ -551,8 +551,8 @@ def _could_hold_secrets_as_written(text: str) -> bool:
         return True
     if not _PROGRAM_NAMES.isdisjoint(_GATE_WORD.findall(text)):
         return True
-    if fed.may_feed_secrets(text):  # echo PW | docker login --password-stdin, send "PW\r"
-        return True
+    if fed.may_feed_secrets(text) and fed.feeds_secrets(text):  # echo PW | docker login
+        return True  # --password-stdin, send "PW\r" (a hint alone opens no rule: a search)
     return "-" in text and any(
         option in _USER_OPTIONS or option.startswith("-u") or _takes_secret(option)
         for option in set(_OPTION_WORD.findall(text)))

@@ -37,11 +37,13 @@ from __future__ import annotations
 import re
 from bisect import bisect_left
 from collections.abc import Sequence
+from functools import lru_cache
 
 from .secrets import Mark, is_secret_name, scrub
 from .shellwords import shell_commands
 
-__all__ = ["called_secrets_marked", "fed_secrets_found", "may_call_secrets", "may_feed_secrets"]
+__all__ = ["called_secrets_marked", "fed_secrets_found", "feeds_secrets", "may_call_secrets",
+           "may_feed_secrets"]
 
 _read_commands = shell_commands.__wrapped__  # (small pieces: kept out of its cache)
 
@@ -83,9 +85,20 @@ def called_secrets_marked(word: str, found: list[str], mark: Mark) -> str:
     return scrub(word, found[at:], mark) if len(found) > at else word
 
 
+def feeds_secrets(text: str) -> bool:
+    """Whether :func:`fed_secrets_found` finds any secret in ``text``."""
+    return bool(_fed_values(text))
+
+
 def fed_secrets_found(text: str, found: list[str]) -> None:
     """Append to ``found`` the secrets ``text`` (a shell script, or an interpreter's
     code) gives a program on its standard input, to a prompt, in SQL or in a call."""
+    found.extend(_fed_values(text))
+
+
+@lru_cache(maxsize=16)  # the gate asks first, then the redaction (the same text)
+def _fed_values(text: str) -> tuple[str, ...]:
+    found: list[str] = []
     if ("|" in text or "<<" in text) and _STDIN_HINT.search(text):
         _stdin_secrets(text, found)
     if "send" in text and _SEND_HINT.search(text):
@@ -94,6 +107,7 @@ def fed_secrets_found(text: str, found: list[str]) -> None:
         _call_secrets(text, found)
     if _SQL_HINT.search(text):
         _sql_secrets(text, found)
+    return tuple(found)
 
 
 # --- standard input ----------------------------------------------------------------------
@@ -157,9 +171,17 @@ def _segment_before(text: str, at: int, seps: Sequence[int]) -> str:
     return text[seps[i] + 1 if i >= 0 else 0:at]
 
 
+_QUOTING_OR_REDIRECTION = re.compile(r"""['"\\$#<>`]""").search
+
+
 def _words(segment: str) -> list[str]:
+    if _QUOTING_OR_REDIRECTION(segment) is None:  # (most: words between blanks)
+        return segment.split()
     commands = _read_commands(segment)
     return [word for _, _, word in commands[0]] if commands else []
+
+
+_PRINTER = re.compile(r"""(?:^|(?<=[\s'"(]))((?:[\w./-]*/)?(?:echo|printf))(?=[ \t])""")
 
 
 def _fed_by_pipe(text: str, at: int, seps: Sequence[int]) -> list[str]:
@@ -167,7 +189,9 @@ def _fed_by_pipe(text: str, at: int, seps: Sequence[int]) -> list[str]:
     before it, or each of a group's (``(echo A; echo B) | …``, ``{ …; } | …``)."""
     before = _segment_before(text, at, seps)
     if before.strip():
-        return _printed(_words(before))
+        # the last printer: `ssh host 'echo PW | sudo -S …'` seen from outside
+        starts = [printer.start(1) for printer in _PRINTER.finditer(before)]
+        return _printed(_words(before[starts[-1]:])) if starts else []
     i = bisect_left(seps, at) - 1  # the separator just before: `)` or `}` of a group
     if i < 0 or text[seps[i]] not in ")}" or text[seps[i] + 1:at].strip():
         return []
@@ -175,7 +199,8 @@ def _fed_by_pipe(text: str, at: int, seps: Sequence[int]) -> list[str]:
     printed: list[str] = []
     for j in range(i - 1, max(i - 1 - _FEW, -1), -1):
         piece = text[seps[j] + 1:seps[j + 1]]
-        printed.extend(_printed(_words(piece)))
+        if "echo" in piece or "printf" in piece:
+            printed.extend(_printed(_words(piece)))
         if text[seps[j]] == closing:
             break
     return printed
