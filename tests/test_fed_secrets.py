@@ -173,3 +173,36 @@ def test_the_cli_run_keeps_a_piped_password_out_of_the_ledger(tmp_path: Path,
     listed = run_cli("--ledger", str(path), "--json", "list")
     assert PW not in listed.stdout and "r.example.com" in listed.stdout
     assert _ledger_holds(path, PW) == []
+
+
+# --- linear time ----------------------------------------------------------------------------
+
+FED_SHAPES = {  # n → a script of about n * 20 characters
+    "echo vN | sudo -S y": lambda n: "".join(f"echo v{i} | sudo -S y; " for i in range(n)),
+    "heredocs to passwd": lambda n: "".join(f"passwd <<E\nv{i}\nE\n" for i in range(n)),
+    "expect send vN": lambda n: "expect -c '" + "".join(
+        f'expect "password:"; send "v{i}\\r"; ' for i in range(n // 2)) + "'",
+    "connect('h','u','vN')": lambda n: "python3 -c \"" + "".join(
+        f"connect('h','u','v{i}'); " for i in range(n)) + "\"",
+    ") | passwd, nothing fed": lambda n: ") | passwd " * (2 * n),
+    "unterminated heredocs": lambda n: "passwd <<E\n" * (2 * n),
+    "a hint and 14,000 pipes": lambda n: "passwd; " + "a | b; " * (3 * n),
+}
+
+
+@pytest.mark.parametrize("shape", list(FED_SHAPES))
+def test_fed_secrets_are_found_in_linear_time(shape: str) -> None:
+    import time
+
+    def cpu(n: int) -> float:
+        text = FED_SHAPES[shape](n)
+        best = float("inf")
+        for _ in range(3):
+            start = time.process_time()
+            command_locator([text], "/", shell=True, key=KEY)
+            best = min(best, time.process_time() - start)
+        return best
+
+    small, large = cpu(500), cpu(5000)  # about 10,000 and 100,000 characters
+    assert large < 0.5, f"{large * 1000:.0f} ms of CPU"  # (about 60 ms on this machine)
+    assert large < max(small, 0.002) * 25, (small, large)  # linear, not quadratic
