@@ -73,6 +73,10 @@ FED: list[Case] = [("script", script.format(pw=PW), PW) for script in [
     'expect -c "spawn ssh h; expect \\"password:\\"; send \\"{pw}\\r\\"; interact"',
     "ssh host 'echo {pw} | sudo -S systemctl restart app'",
     "echo {pw} | regctl registry login r.example.com -u bob --pass-stdin",
+    "printf 'AKIDEXAMPLE1\\n{pw}\\nus-east-1\\njson\\n' | aws configure",
+    "printf 'AKIDEXAMPLE1\n{pw}\nus-east-1\n' | aws configure",  # real newlines
+    "echo grp:{pw} | chgpasswd", "echo {pw} | pdbedit -a -u bob -t",
+    "printf 'DB_PASSWORD={pw}\n' | flyctl secrets import",
 ]]
 FED_LOOK_ALIKES: list[LookAlike] = [("script", script) for script in [
     "echo hello | wc -c", "echo hello | grep -c stdin", "printf '%s\\n' a b | sort",

@@ -188,11 +188,17 @@ def _fed_by_pipe(text: str, at: int, seps: Sequence[int]) -> list[str]:
     """What the echo/printf commands before the pipe at ``at`` print: the command just
     before it, or each of a group's (``(echo A; echo B) | …``, ``{ …; } | …``)."""
     before = _segment_before(text, at, seps)
-    if before.strip():
-        # the last printer: `ssh host 'echo PW | sudo -S …'` seen from outside
-        starts = [printer.start(1) for printer in _PRINTER.finditer(before)]
-        return _printed(_words(before[starts[-1]:])) if starts else []
     i = bisect_left(seps, at) - 1  # the separator just before: `)` or `}` of a group
+    if before.strip():
+        # the last printer (`ssh host 'echo PW | sudo -S …'` seen from outside), maybe
+        # a few separators back inside its quotes (printf 'KEY\nSECRET\n' | aws configure)
+        region = text[seps[i - _FEW] + 1 if i >= _FEW else 0:at]
+        starts = [printer.start(1) for printer in _PRINTER.finditer(region)]
+        for start in reversed(starts[-3:]):
+            words = _words(region[start:]) if _one_command(region[start:]) else []
+            if words:
+                return _printed(words)
+        return []
     if i < 0 or text[seps[i]] not in ")}" or text[seps[i] + 1:at].strip():
         return []
     closing = "(" if text[seps[i]] == ")" else "{"
@@ -204,6 +210,13 @@ def _fed_by_pipe(text: str, at: int, seps: Sequence[int]) -> list[str]:
         if text[seps[j]] == closing:
             break
     return printed
+
+
+def _one_command(piece: str) -> bool:
+    """Whether ``piece`` is one simple command as the shell reads it (its operators and
+    newlines inside quotes)."""
+    return not _SEPARATOR.search(piece) or (len(_read_commands(piece)) == 1 and not any(
+        char in piece for char in "|;&"))  # (an operator outside quotes: not one)
 
 
 def _printed(words: Sequence[str]) -> list[str]:
