@@ -93,6 +93,8 @@ FED_LOOK_ALIKES: list[LookAlike] = [("script", script) for script in [
     "echo test | sudo tee /etc/x", "cat /etc/passwd | grep root", "echo x | gpg --clearsign",
     "kubectl get secrets | grep x", "git send-email --to a@b x.patch",
     "echo 1 | sudo tee /proc/sys/net/ipv4/ip_forward", "echo ok | logger -t secrets",
+    # a prompt ending in a secret's name, its closing quote no value's opening one
+    'echo "password:"; echo "hello world"', "printf 'token:'; printf 'none'",
 ]]
 
 # --- session 8: passwords by place (isql, exp/imp), pass-the-hash ------------------------

@@ -100,6 +100,14 @@ def test_what_is_not_secret_stays_shown(argv: list[str], shown: str, tmp_path: P
     assert display == f"{shown} (in {tmp_path})"
 
 
+@pytest.mark.parametrize("text", ['{"password":"V4lueQ9x"}', "{'password': 'V4lueQ9x'}",
+                                  "curl -d \"password='V4lueQ9x'\" h", "TOKEN = 'V4lueQ9x'",
+                                  "os.environ['TOKEN']='V4lueQ9x'"])
+def test_keyed_quotes_are_still_read_beside_the_prompt_rule(text: str) -> None:
+    located = command_locator([f"echo {shlex.quote(text)}; {text}"], "/", shell=True, key=KEY)
+    assert "V4lueQ9x" not in located.display and "REDACTED" in located.display
+
+
 def test_every_class_of_issue_13_is_caught_and_its_look_alikes_untouched() -> None:
     """The figures ``make hardening`` prints: every case of every class caught (sessions
     4-8), every look-alike untouched."""
