@@ -112,13 +112,17 @@ PLACED: list[Case] = [("argv", argv, secret) for argv, secret in [
     (["nxc", "smb", "10.0.0.5", "-u", "admin", "-H", NT], NT),
     (["evil-winrm", "-i", "h", "-u", "a", "-H", NT], NT),
     (["xfreerdp", "/v:h", "/u:a", f"/pth:{NT}"], NT),
+    (["openssl", "passwd", "-6", "-salt", "abc", PW], PW), (["openssl", "passwd", "-1", PW], PW),
+    (["mkpasswd", "-m", "sha-512", PW], PW),
 ]]
 PLACED_LOOK_ALIKES: list[LookAlike] = [("argv", argv) for argv in [
     ["exp", "2", "3"], ["exp", "-l", "10"], ["exp", "a/b"], ["imp", "list.txt"],
     ["exp", "x/y", "--scale", "2"], ["isql", "-U", "sa", "-S", "srv", "-D", "db"],
     ["isql", "MyDSN"], ["isql", "-v", "MyDSN", "bob"], ["tool", "-hashes", "hashes.txt"],
     ["hashcat", "-m", "1000", "hashes.txt"], ["nxc", "smb", "10.0.0.0/24"],
-    ["db2", "list", "db", "directory"],
+    ["db2", "list", "db", "directory"], ["openssl", "passwd", "-6", "-salt", "abc"],
+    ["openssl", "passwd", "-in", "words.txt"], ["mkpasswd", "-m", "help"],
+    ["openssl", "rand", "-hex", "16"],
 ]]
 
 # --- session 8: a password by place in an interpreter's code -----------------------------
@@ -190,7 +194,8 @@ def classes() -> list[tuple[str, list[Case], list[LookAlike]]]:
              EXPORTS_LOOK_ALIKES),
             ("secrets fed on stdin, typed to a prompt or in SQL (session 8)", FED,
              FED_LOOK_ALIKES),
-            ("passwords by place: isql, exp/imp, db2, -hashes LM:NT (session 8)", PLACED,
+            ("passwords by place: isql, exp/imp, db2, openssl passwd, -hashes LM:NT (session 8)",
+             PLACED,
              PLACED_LOOK_ALIKES),
             ("passwords by place in interpreter code (session 8)", CALLS, CALLS_LOOK_ALIKES)]
 

@@ -62,7 +62,8 @@ PROGRAM_OPTIONS: dict[str, dict[str, str]] = {
     "sqlcmd": {"-P": "both"},
     "bcp": {"-P": "both"},
     "openssl": {"-passin": "separate", "-passout": "separate", "-pass": "separate",
-                "-k": "separate"},
+                "-k": "separate", "passwd": "last-operand"},  # openssl passwd -6 PW
+    "mkpasswd": {"": "last-operand"},  # mkpasswd -m sha-512 PW
     # -b: a cookie string (a=1; b=2), without `=` a file name; -E/--cert FILE:PASSWORD
     "curl": {"-b": "cookies", "-E": "after-colon", "--cert": "after-colon",
              "--proxy-cert": "after-colon"},
@@ -80,6 +81,7 @@ PROGRAM_OPTIONS: dict[str, dict[str, str]] = {
     # Samba's clients: -U USER%PASSWORD (smbclient also takes the service's password
     # after it); Windows' net: net use \\srv\share PASSWORD, net user NAME PASSWORD
     **dict.fromkeys(("rpcclient", "smbget", "smbcacls", "smbcquotas", "smbtree", "smbspool",
+                     "pth-winexe", "pth-smbclient", "pth-rpcclient", "pth-net", "pth-wmic",
                      "winexe", "samba-tool", "wbinfo", "mount.cifs", "mount.smb3"), _SAMBA),
     "smbclient": {**_SAMBA, "": "after-share"},
     "net": {**_SAMBA, "use": "after-share", "user": "sub-operand2"},
@@ -209,7 +211,7 @@ def _program_secrets(words: Sequence[str]) -> dict[int, str | tuple[str, str]]:
             values.update(dict.fromkeys(range(i + 1, len(words)), ""))
         elif form is None or form == "prefix":
             pass
-        elif form.startswith(("operand", "sub-operand", "after-share", "cluster")):
+        elif form.startswith(("operand", "sub-operand", "after-share", "cluster", "last-")):
             _by_place(words, i, form, values, program_at)
         elif i == last:
             pass
@@ -236,6 +238,14 @@ def _logon(word: str, i: int, values: dict[int, str | tuple[str, str]]) -> bool:
     start, end = logon.span(1) if logon.group(1) is not None else logon.span(2)
     values[i] = (word[:start], word[end:])
     return True
+
+
+# The options of openssl passwd and mkpasswd that take a value (the last word after one
+# is that value), and their flags (after one, the last word is the password)
+_VALUED = frozenset({"-salt", "-in", "-table", "-m", "--method", "-S", "--salt", "-R",
+                     "--rounds", "-P", "--password-fd"})
+_FLAGS = frozenset({"-1", "-5", "-6", "-apr1", "-aixmd5", "-crypt", "-noverify", "-quiet",
+                    "-reverse", "-s", "--stdin"})
 
 
 # Parameters of Oracle's exp and imp (PARAMETER=VALUE): beside one, USER/PW is a logon
@@ -334,6 +344,12 @@ def _by_place(words: Sequence[str], i: int, form: str,
     :data:`PROGRAM_OPTIONS`), added to ``values``."""
     if form == "logon-shaped":
         _shaped_logons(words, i, values)
+    elif form == "last-operand":  # the last word, not an option nor an option's value
+        last = len(words) - 1
+        if last > i and words[last][:1] != "-" and words[last - 1] not in _VALUED \
+                and (last - 1 == i or words[last - 1][:1] != "-" or words[last - 1] in
+                     _FLAGS):
+            values.setdefault(last, "")
     elif form == "odbc-operand3":  # isql DSN USER PASSWORD, not isql -U USER -P PW -S SRV
         if not {"-U", "-P", "-S"}.isdisjoint(words[i + 1:i + 1 + _NEAR]):
             return
