@@ -168,6 +168,30 @@ def test_run_shell_keeps_the_secret_out_of_the_ledger(script: str, tmp_path: Pat
     assert _ledger_holds(path, PW) == [] and _ledger_holds(path, OTHER) == []
 
 
+BY_PLACE_E2E = [  # bash functions stand in for the programs (their names are no POSIX names)
+    ["bash", "-c", f"isql() {{ echo connected; }}; isql -v MyDSN bob {PW}"],
+    ["bash", "-c", f"exp() {{ echo exported; }}; exp scott/{PW}@orcl file=x.dmp"],
+    ["bash", "-c", f"impacket-secretsdump() {{ echo dumped; }}; impacket-secretsdump "
+     f"-hashes {secret_classes.LM}:{secret_classes.NT} admin@10.0.0.5"],
+    ["python3", "-c", f"def connect(*a): print('connected to', a[0])\nconnect('h', 'u', '{PW}')"],
+    ["python3", "-c", f"import sys; auth=('bob', '{PW}'); print('user', auth[0])"],
+]
+
+
+@pytest.mark.parametrize("argv", BY_PLACE_E2E, ids=["isql", "exp", "hashes", "connect", "auth"])
+def test_run_keeps_a_password_by_place_out_of_the_ledger(argv: list[str], tmp_path: Path) -> None:
+    secret = secret_classes.NT if "-hashes" in argv[2] else PW
+    path = tmp_path / "ledger.db"
+    with Ledger(path) as ledger:
+        first = ledger.run(argv, cwd=tmp_path)
+        other = ledger.run([w.replace(secret, secret[::-1]) for w in argv], cwd=tmp_path)
+        assert other.source.id != first.source.id and "REDACTED" in first.source.locator
+        with pytest.raises(Exception, match="command not found"):  # an attempt's locator too
+            ledger.run([argv[2].split("; ", 1)[1].split()[0], *argv[2].split()[2:]]
+                       if argv[0] == "bash" else ["no-such-python3", *argv[1:]], cwd=tmp_path)
+    assert _ledger_holds(path, secret) == [] and _ledger_holds(path, secret[::-1]) == []
+
+
 def test_the_cli_run_keeps_a_piped_password_out_of_the_ledger(tmp_path: Path,
                                                               run_cli: Any,
                                                               monkeypatch: pytest.MonkeyPatch
