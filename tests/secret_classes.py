@@ -77,6 +77,10 @@ FED: list[Case] = [("script", script.format(pw=PW), PW) for script in [
     "printf 'AKIDEXAMPLE1\n{pw}\nus-east-1\n' | aws configure",  # real newlines
     "echo grp:{pw} | chgpasswd", "echo {pw} | pdbedit -a -u bob -t",
     "printf 'DB_PASSWORD={pw}\n' | flyctl secrets import",
+    # a variable assigned a literal, then expanded whole into a reader or a send
+    "REG={pw}; echo $REG | docker login --password-stdin -u bob r.example.com",
+    'NEW={pw}\necho "bob:${{NEW}}" | chpasswd', "P={pw}; sudo -S id <<< \"$P\"",
+    "expect -c 'set pw \"{pw}\"; spawn ssh h; expect \"assword:\"; send \"$pw\\r\"'",
 ]]
 FED_LOOK_ALIKES: list[LookAlike] = [("script", script) for script in [
     "echo hello | wc -c", "echo hello | grep -c stdin", "printf '%s\\n' a b | sort",
@@ -95,6 +99,7 @@ FED_LOOK_ALIKES: list[LookAlike] = [("script", script) for script in [
     "echo 1 | sudo tee /proc/sys/net/ipv4/ip_forward", "echo ok | logger -t secrets",
     # a prompt ending in a secret's name, its closing quote no value's opening one
     'echo "password:"; echo "hello world"', "printf 'token:'; printf 'none'",
+    "X=1; echo $X | wc -l", "N=$(cat pw); echo $N | passwd --stdin bob",
 ]]
 
 # --- session 8: passwords by place (isql, exp/imp), pass-the-hash ------------------------

@@ -219,6 +219,8 @@ FED_SHAPES = {  # n → a script of about n * 20 characters
     ") | passwd, nothing fed": lambda n: ") | passwd " * (2 * n),
     "unterminated heredocs": lambda n: "passwd <<E\n" * (2 * n),
     "a hint and 14,000 pipes": lambda n: "passwd; " + "a | b; " * (3 * n),
+    "V_N=vN; echo $V_N | passwd": lambda n: "".join(
+        f"V_{i}=v{i}; echo $V_{i} | passwd; " for i in range(2 * n // 3)),
 }
 
 

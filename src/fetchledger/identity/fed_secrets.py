@@ -144,7 +144,7 @@ def _stdin_secrets(text: str, found: list[str]) -> None:
         if how is None:
             continue
         for line in _fed_by_pipe(text, at, seps):
-            _add_lines(line, how, found)
+            _add_lines(line, how, found, text)
     if "<<<" in text:
         for here in _HERESTRING.finditer(text):
             after = _read_commands(_segment_after(text, here.end(), seps))
@@ -154,7 +154,7 @@ def _stdin_secrets(text: str, found: list[str]) -> None:
             rest = [word for _, _, word in after[0][1:]]
             how = _reader([*_words(_segment_before(text, here.start(), seps)), *rest])
             if how is not None:
-                _add_lines(value, how, found)
+                _add_lines(value, how, found, text)
     if "<<" in text:
         _heredoc_secrets(text, seps, found)
 
@@ -242,13 +242,11 @@ def _printed(words: Sequence[str]) -> list[str]:
 _LINE_BREAK = re.compile(r"\\[nr]|[\r\n]")
 
 
-def _add_lines(value: str, how: str, found: list[str]) -> None:
+def _add_lines(value: str, how: str, found: list[str], text: str) -> None:
     lines = [line for line in _LINE_BREAK.split(value) if line.strip()]
     if how == _TWO:
         lines = lines[:2]
     for line in lines:
-        if "$" in line or "`" in line:
-            continue  # an expansion, no literal
         if how in (_PAIR, _NEWUSERS):
             _, colon, password = line.partition(":")
             if how == _NEWUSERS:
@@ -257,8 +255,37 @@ def _add_lines(value: str, how: str, found: list[str]) -> None:
         elif how == _ASSIGNMENT:
             line = line.partition("=")[2]
         line = line.strip()
+        if "$" in line or "`" in line:  # an expansion: the literal a script assigned it
+            line = _assigned(text, line) or ""
         if line:
             found.append(line)
+
+
+# A variable expanded whole (`$PW`, `${PW}`), and where a script assigns it a literal:
+# `PW=V`, `export PW='V'`, `local PW="V"`; Tcl's `set pw "V"` (each found in one pass)
+_EXPANDED = re.compile(r"\$\{?([A-Za-z_]\w*)\}?")
+_SHELL_ASSIGNMENT = re.compile(
+    r"(?:^|(?<=[\s;&|(]))(?:(?:export|local|readonly|declare|typeset)[ \t]+(?:-\w+[ \t]+)*)?"
+    r"""([A-Za-z_]\w*)=(?:'([^'\n]*)'|"([^"$`\\\n]*)"|([^\s;&|<>()'"$`\\]+))""")
+_TCL_SET = re.compile(r"""(?<![\w$-])set[ \t]+([A-Za-z_]\w*)[ \t]+"""
+                      r"""(?:"([^"$\[\\\n]*)"|\{([^{}\n]*)\}|([^\s;"{}\[\]$]+))""")
+
+
+@lru_cache(maxsize=16)
+def _assignments(text: str, tcl: bool) -> dict[str, str]:
+    """Each variable ``text`` assigns a literal, with the last literal assigned."""
+    pattern = _TCL_SET if tcl else _SHELL_ASSIGNMENT
+    return {match.group(1): next(g for g in match.groups()[1:] if g is not None)
+            for match in pattern.finditer(text)}
+
+
+def _assigned(text: str, value: str, tcl: bool = False) -> str | None:
+    """The literal ``text`` last assigns the variable that ``value`` expands whole
+    (``$PW``, ``${PW}``), or None."""
+    expanded = _EXPANDED.fullmatch(value)
+    if expanded is None:
+        return None
+    return _assignments(text, tcl).get(expanded.group(1)) or None
 
 
 def _reader(words: Sequence[str]) -> str | None:
@@ -356,7 +383,7 @@ def _heredoc_secrets(text: str, seps: Sequence[int], found: list[str]) -> None:
             text, line_end + 1)
         stop = end.start() if end else len(text)
         if how is not None:
-            _add_lines(text[line_end + 1:stop], how, found)
+            _add_lines(text[line_end + 1:stop], how, found, text)
         if end is None:
             return
         done = end.end()
@@ -390,7 +417,9 @@ def _sent_secrets(text: str, found: list[str]) -> None:
         if value[:1] in "\"'{":
             value = value[1:-1]
         value = _SENT_ESCAPES.sub("", value)
-        if value.strip() and "$" not in value and "[" not in value and "`" not in value:
+        if "$" in value:  # a variable: the literal the script set it to (set pw "V")
+            value = _assigned(text, value, tcl=True) or _assigned(text, value) or ""
+        if value.strip() and "[" not in value and "`" not in value:
             found.append(value)
 
 
