@@ -14,7 +14,9 @@ Issue 13's classes run too (secrets, identity, lifetimes, forged output, clean
 errors): redaction time of 100,000-character command lines beside ``shlex`` and
 the URL search before the fix, how long after each signal (the browser's render
 included) the last process of a killed fetchledger was gone, with the load
-average, and per class the variants tried and how they ended.
+average, per class the variants tried and how they ended, and per secret form
+(sessions 4-8) the cases caught and the look-alikes left as written, counted by
+running the redaction rules on them.
 
     python benchmarks/hardening.py [--figures FILE] [--skip-tests]
 """
@@ -47,7 +49,10 @@ TESTS = ["tests/test_hardening_giants.py", "tests/test_hardening_fuzz.py",
          "tests/web/test_browser_lifetimes.py", "tests/test_readme.py",
          "tests/test_secret_nesting.py",  # issue 13, third pass: nested and unquoted secrets
          # secrets known by their shape: token formats and webhook URLs
-         "tests/test_secret_shapes.py", "tests/web/test_secret_shapes_echo.py"]
+         "tests/test_secret_shapes.py", "tests/web/test_secret_shapes_echo.py",
+         # sessions 6-8: options, glued passwords, URL values by name and shape, secrets
+         # fed on stdin, typed to prompts, in SQL, by place and in code
+         "tests/test_redteam_variants.py", "tests/test_fed_secrets.py"]
 
 # Issue 13's classes, by the test files that try their variants (the table of results).
 ISSUE_13_CLASSES = {
@@ -59,15 +64,13 @@ ISSUE_13_CLASSES = {
     "clean errors (numbers, --json, read-only verbs, outputs)": ["tests/test_clean_errors.py"],
     "nothing left running (every death, every child, the browser)":
         ["tests/test_lifetimes.py", "tests/web/test_browser_lifetimes.py"],
-    "secrets (names, echoes, shell forms, linear time)":
+    "secrets (names, echoes, shell forms, shapes, fed on stdin, linear time)":
         ["tests/test_secret_rules.py", "tests/web/test_secret_echoes.py",
          "tests/test_hardening_leaks.py", "tests/test_leak_variants.py",
          "tests/test_secret_nesting.py", "tests/test_secret_shapes.py",
-         "tests/web/test_secret_shapes_echo.py"],
-    "the MCP guide names commands that escape the root": ["tests/test_readme.py",
-         "tests/test_secret_nesting.py",  # issue 13, third pass: nested and unquoted secrets
-         # secrets known by their shape: token formats and webhook URLs
-         "tests/test_secret_shapes.py", "tests/web/test_secret_shapes_echo.py"],
+         "tests/web/test_secret_shapes_echo.py", "tests/test_redteam_variants.py",
+         "tests/test_fed_secrets.py"],
+    "the MCP guide names commands that escape the root": ["tests/test_readme.py"],
 }
 
 HTTPX_BASELINE = """
@@ -177,6 +180,7 @@ def main() -> int:
         print("\nFuzzing (hypothesis examples run per property):\n")
         print(table(["property", "examples"], fuzz))
     _issue_13_tables(records)
+    _secret_classes()
     if classes:
         print(f"\nIssue 13's classes: the variants tried (test cases) and how they ended "
               f"(load average {os.getloadavg()[0]:.1f} at the end):\n")
@@ -184,6 +188,19 @@ def main() -> int:
     if failed:
         print(f"\nFAILED: the hardening tests exited {failed}", file=sys.stderr)
     return 1 if failed else 0
+
+
+def _secret_classes() -> None:
+    """Per secret form of issue 13 (sessions 4-8): the cases the redaction rules catch
+    and the look-alikes they leave as written, counted by running them now
+    (``tests/secret_classes.py``: the same tables the tests hold to all)."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    import secret_classes
+
+    print("\nIssue 13's secret forms: cases caught (the secret in neither display nor "
+          "identity, two values two identities) and look-alikes left as written:\n")
+    print(table(["class", "caught / cases", "look-alikes untouched"],
+                secret_classes.measure()))
 
 
 def _issue_13_tables(records: list[dict[str, object]]) -> None:

@@ -97,7 +97,7 @@ def test_an_old_ledger_keeps_its_ids_and_finds_them_under_the_new_identity(
         ("0001_initial",), ("0002_keyed_identity",), ("0005_search_hits",),
         ("0007_secret_rules",), ("0008_reading",), ("0010_credentials_not_identity",),
         ("0011_nested_secrets",), ("0012_secret_shapes",), ("0014_shell_quoting",),
-        ("0016_more_secret_options",), ("0017_more_secret_forms",)]
+        ("0016_more_secret_options",), ("0017_more_secret_forms",), ("0020_fed_secrets",)]
     assert rows(path, "PRAGMA integrity_check") == [("ok",)]
 
 
@@ -300,6 +300,29 @@ def test_a_ledger_that_held_glued_passwords_keeps_its_ids(
         ["curl", "alice:Gl0edV4lueSix@example.com/x"]],
         ("Gl0edV4lueOne", "Gl0edV4lueTwo", "Gl0edV4lueThree", "Gl0edV4lueFour",
          "Gl0edV4lueFive", "Gl0edV4lueSix"), text="Done.")
+
+
+@pytest.mark.both_backends
+def test_a_ledger_that_held_fed_passwords_keeps_its_ids(
+        tmp_path: Path, ledger_path: LedgerLocation) -> None:
+    """Before session 8, a password piped or here-strung to a reader of standard input
+    (``echo V | docker login --password-stdin``, ``echo u:V | chpasswd``), typed by
+    expect, in a heredoc's ``CONNECT u/V@db``, after ``isql DSN USER``, in ``exp
+    u/V@db``, ``-hashes LM:NT`` or a ``connect('h', 'u', 'V')`` call kept V in identity
+    and display; migration 0020 finds each such source again under its old id (two
+    values stay two sources) and V leaves the ledger."""
+    nt = "8846f7eaee8fb117ad06bdd830b7586c"
+    _commands_found_again(tmp_path, ledger_path, "0020_fed_secrets", [
+        ["sh", "-c", "echo F3dV4lueOne | docker login --password-stdin -u bob"],
+        ["sh", "-c", "echo F3dV4lueTwo | docker login --password-stdin -u bob"],
+        ["sh", "-c", "echo bob:F3dV4lueThree | chpasswd"],
+        ["sh", "-c", "expect -c 'spawn ssh h; expect \"assword\"; send \"F3dV4lueFour\\r\"'"],
+        ["sh", "-c", "sqlplus -s /nolog <<EOF\nCONNECT scott/F3dV4lueFive@orcl\nEOF"],
+        ["isql", "DSN", "bob", "F3dV4lueSix"], ["exp", "scott/F3dV4lueSeven@orcl", "file=x"],
+        ["secretsdump.py", "-hashes", f":{nt}", "admin@h"],
+        ["python3", "-c", "connect('h', 'u', 'F3dV4lueNine')"]],
+        ("F3dV4lueOne", "F3dV4lueTwo", "F3dV4lueThree", "F3dV4lueFour", "F3dV4lueFive",
+         "F3dV4lueSix", "F3dV4lueSeven", nt, "F3dV4lueNine"), text="Done.")
 
 
 @pytest.mark.both_backends

@@ -266,7 +266,7 @@ def _secret_in(url: str) -> str:
     raise AssertionError(url)
 
 
-@pytest.mark.parametrize("url", [
+URL_LOOK_ALIKES = [
     "https://docs.example/search?code=python", "https://errors.example/e?code=404",
     "https://docs.example/lang?code=en-US", "https://shop.example/cart?promo_code=SUMMER2024",
     "https://maps.example/?postcode=SW1A1AA", "https://docs.example/x?hash=main",
@@ -282,7 +282,10 @@ def _secret_in(url: str) -> str:
     "https://app.example/account?reset=true", "https://app.example/?login=alice",
     "https://github.example/auth0/node-jsonwebtoken/blob/9f86d081884c7d659a2feaa0c55ad015a3bf4f1b/R",
     "https://app.example/reset/MQ/done/", "https://app.example/reset/done/ThisIsAPlainTitle",
-])
+]
+
+
+@pytest.mark.parametrize("url", URL_LOOK_ALIKES)
 def test_words_numbers_slugs_and_ids_under_those_names_stay_shown(url: str) -> None:
     assert "REDACTED" not in normalize_url(url) and "REDACTED" not in shown_url(url)
     assert "REDACTED" not in url_identity(url, KEY)

@@ -113,11 +113,14 @@ def test_more_secret_options_are_redacted(argv: list[str], tmp_path: Path) -> No
     assert other.locator != located.locator  # two values, two sources
 
 
-@pytest.mark.parametrize("argv", [
+OPTION_LOOK_ALIKES = [
     ["ls", "-pw"], ["http", "-a", "bob", "h"], ["mount", "-o", "ro,noatime,uid=1", "/dev/x", "/m"],
     ["zip", "-r", "a.zip", "dir"], ["7z", "a", "-mx9", "a.7z"], ["x", "--opt", "a=1,b=2"],
     ["grep", "-pw"],
-], ids=" ".join)
+]
+
+
+@pytest.mark.parametrize("argv", OPTION_LOOK_ALIKES, ids=" ".join)
 def test_look_alikes_stay_as_written(argv: list[str], tmp_path: Path) -> None:
     assert "REDACTED" not in command_locator(argv, tmp_path, key=b"k" * 32).display
 
@@ -278,7 +281,7 @@ def test_the_user_host_and_database_stay_shown(argv: list[str], shown: str,
     assert command_locator(argv, tmp_path, key=b"k" * 32).display == f"{shown} (in {tmp_path})"
 
 
-@pytest.mark.parametrize("argv", [
+GLUED_LOOK_ALIKES = [
     ["smbclient", "-L", "srv", "-N"], ["smbclient", "//srv/share", "-U", "alice"],
     ["smbclient", "//srv/share", "-c", "get x"],
     ["smbclient", "//srv/share", "-U", "a", "-c", "ls"],
@@ -292,6 +295,9 @@ def test_the_user_host_and_database_stay_shown(argv: list[str], shown: str,
     ["rsync", "-a", "src/", "u@h:dst/"], ["cp", "a/b", "c/d"], ["ls", "-p", "dir"],
     ["rabbitmqctl", "list_users"], ["wpa_passphrase", "HomeNet"],
     ["scp", "file", "u@h:/tmp/x"], ["mc", "ls", "minio/bucket"],
-], ids=" ".join)
+]
+
+
+@pytest.mark.parametrize("argv", GLUED_LOOK_ALIKES, ids=" ".join)
 def test_look_alikes_of_glued_passwords_stay_as_written(argv: list[str], tmp_path: Path) -> None:
     assert "REDACTED" not in command_locator(argv, tmp_path, key=b"k" * 32).display

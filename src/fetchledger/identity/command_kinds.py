@@ -25,14 +25,15 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from collections.abc import Set as AbstractSet
 from functools import partial
 from itertools import accumulate
 from typing import cast
 
-from .recorder import Recorder
-from .shapes import may_hold_shapes
+from .recorder import WORD_BREAK, Recorder
+from .secrets import Mark
+from .shapes import may_hold_shapes, redact_shapes
 
 __all__ = ["ENABLED", "DigitKinds", "DigitTemplate", "by_digits", "digit_kinds",
            "digit_template", "masked", "redactor"]
@@ -245,3 +246,22 @@ def redactor(values: Sequence[str], mark: object, found: list[str],
         return None
     return DigitKinds(values, mark, special, few, found, partial(
         rules, found=found, mark=mark, depth=depth, shapes=False)).redact
+
+
+def shapes_marked(words: list[str], found: list[str], mark: Mark,
+                   done: Collection[int]) -> list[str]:
+    """``words`` with the tokens and webhook secrets (:mod:`.shapes`) still in them
+    marked, but for those at ``done``: one pass over all of them (a token holds no NUL,
+    the words' separator)."""
+    chosen = [i for i in range(len(words)) if i not in done] if done else range(len(words))
+    joined = WORD_BREAK.join(words[i] for i in chosen)
+    if not may_hold_shapes(joined):
+        return words
+    if joined.count(WORD_BREAK) != len(chosen) - 1:
+        marked = [redact_shapes(words[i], found, mark) for i in chosen]
+    else:
+        marked = redact_shapes(joined, found, mark).split(WORD_BREAK)
+    out = list(words)
+    for i, word in zip(chosen, marked, strict=True):
+        out[i] = word
+    return out

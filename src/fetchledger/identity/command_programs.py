@@ -11,7 +11,8 @@ from collections.abc import Sequence
 
 from .secrets import Mark, is_secret_name
 
-__all__ = ["COMMA_PAIRS", "PROGRAM_OPTIONS", "SAMBA_USER", "SAMBA_USER_GATE", "comma_pair"]
+__all__ = ["COMMA_PAIRS", "PROGRAM_OPTIONS", "SAMBA_USER", "SAMBA_USER_GATE", "comma_pair",
+           "ntlm_hashes"]
 
 _SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "yash", "posh"})
 
@@ -29,7 +30,11 @@ _SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "yash", 
 # operand: Windows' net user NAME PW), "after-share" (the operand after a //srv/share
 # or \\srv\share word, Windows switches between: net use \\srv\s PW, smbclient
 # //srv/s PW). The key "" applies at the program's own word (wpa_passphrase SSID PW);
-# "logon": every word USER/PW or USER/PW@CONNECT (Oracle, also after userid=).
+# "logon": every word USER/PW or USER/PW@CONNECT (Oracle, also after userid=);
+# "logon-shaped": the same only where the command is one (Oracle's exp and imp, whose
+# names are common words: a word USER/PW@CONNECT or userid=USER/PW, or USER/PW beside
+# one of their PARAMETER=VALUE words); "odbc-operand3": unixODBC's isql DSN USER PW,
+# unless Sybase's -U/-P/-S options are given.
 _MYSQL = {"-p": "both"}  # a word after a lone -p: a password typed there, or a database
 _MONGO = {"-p": "both"}
 _LOGIN = {"-p": "both"}
@@ -39,8 +44,11 @@ _ZIP = {"-P": "separate"}  # also the Mosquitto clients'
 _7ZIP = {"-p": "attached"}
 _SAMBA = {"-U": "after-percent", "--user": "after-percent"}  # -U USER%PASSWORD
 _DASH_P = {"-p": "separate"}  # -u USER -p PASSWORD
-_FREERDP = {"/p:": "prefix", "/gp:": "prefix", "-p": "separate"}
+_FREERDP = {"/p:": "prefix", "/gp:": "prefix", "/pth:": "prefix", "-p": "separate"}
 _ORACLE = {"": "logon"}
+_ORACLE_EXPORT = {"": "logon-shaped"}
+_ODBC = {"-P": "separate", "": "odbc-operand3"}
+_WINDOWS_TOOLS = {"-p": "separate", "-H": "separate"}  # -H NTHASH (pass the hash)
 _SNMP = {"-A": "separate", "-X": "separate", "-c": "separate"}  # auth, privacy, community
 PROGRAM_OPTIONS: dict[str, dict[str, str]] = {
     **dict.fromkeys(("mysql", "mysqldump", "mysqladmin", "mysqlimport", "mysqlshow",
@@ -54,7 +62,8 @@ PROGRAM_OPTIONS: dict[str, dict[str, str]] = {
     "sqlcmd": {"-P": "both"},
     "bcp": {"-P": "both"},
     "openssl": {"-passin": "separate", "-passout": "separate", "-pass": "separate",
-                "-k": "separate"},
+                "-k": "separate", "passwd": "last-operand"},  # openssl passwd -6 PW
+    "mkpasswd": {"": "last-operand"},  # mkpasswd -m sha-512 PW
     # -b: a cookie string (a=1; b=2), without `=` a file name; -E/--cert FILE:PASSWORD
     "curl": {"-b": "cookies", "-E": "after-colon", "--cert": "after-colon",
              "--proxy-cert": "after-colon"},
@@ -72,20 +81,22 @@ PROGRAM_OPTIONS: dict[str, dict[str, str]] = {
     # Samba's clients: -U USER%PASSWORD (smbclient also takes the service's password
     # after it); Windows' net: net use \\srv\share PASSWORD, net user NAME PASSWORD
     **dict.fromkeys(("rpcclient", "smbget", "smbcacls", "smbcquotas", "smbtree", "smbspool",
+                     "pth-winexe", "pth-smbclient", "pth-rpcclient", "pth-net", "pth-wmic",
                      "winexe", "samba-tool", "wbinfo", "mount.cifs", "mount.smb3"), _SAMBA),
     "smbclient": {**_SAMBA, "": "after-share"},
     "net": {**_SAMBA, "use": "after-share", "user": "sub-operand2"},
     # Oracle: USER/PASSWORD[@CONNECT] (sqlplus alice/pw@db, sqlldr userid=alice/pw)
     **dict.fromkeys(("sqlplus", "sqlldr", "expdp", "impdp", "rman", "dgmgrl", "sqlcl"),
                     _ORACLE),
+    **dict.fromkeys(("exp", "imp"), _ORACLE_EXPORT),
     "lftp": {"-u": "after-comma"},  # lftp -u USER,PASSWORD
     **dict.fromkeys(("xfreerdp", "xfreerdp3", "wfreerdp", "sdl-freerdp", "sdl-freerdp3",
                      "wlfreerdp", "wlfreerdp3"), _FREERDP),
     "htpasswd": {"-b": "cluster-last"},  # htpasswd -b FILE USER PASSWORD, -nb USER PASSWORD
     # -p PASSWORD of Windows and network-testing tools, remote desktops, FTP and Cassandra
     # clients; hydra's -P is a word list
-    **dict.fromkeys(("smbmap", "crackmapexec", "cme", "nxc", "netexec", "evil-winrm",
-                     "rdesktop", "hydra", "cqlsh", "ncftp", "ncftpget", "ncftpput",
+    **dict.fromkeys(("crackmapexec", "cme", "nxc", "netexec", "evil-winrm"), _WINDOWS_TOOLS),
+    **dict.fromkeys(("smbmap", "rdesktop", "hydra", "cqlsh", "ncftp", "ncftpget", "ncftpput",
                      "ncftpls", "smbtar", "useradd", "usermod", "unar", "lsar"), _DASH_P),
     "ipmitool": {"-P": "separate"},
     # Sysinternals PsExec: psexec \\\\host -u USER -p PASSWORD; schtasks /RU USER /RP PASSWORD
@@ -93,7 +104,10 @@ PROGRAM_OPTIONS: dict[str, dict[str, str]] = {
                      "PsExec64", "PsExec.exe", "PsExec64.exe"), _DASH_P),
     "schtasks": {"/RP": "separate", "/rp": "separate", "/P": "separate", "/p": "separate"},
     "sqsh": {"-P": "separate"},
-    **dict.fromkeys(("tsql", "isql"), _ZIP),  # FreeTDS, Sybase: -U USER -P PASSWORD
+    "tsql": _ZIP,  # FreeTDS, Sybase: -U USER -P PASSWORD
+    # unixODBC: isql [OPTIONS] DSN USER PASSWORD (its options are one word each); Sybase
+    **dict.fromkeys(("isql", "iusql"), _ODBC),
+    "db2": {"using": "separate"},  # db2 connect to DB user USER using PASSWORD
     # NetworkManager: nmcli dev wifi connect SSID password PW, con modify X wifi-sec.psk PW
     "nmcli": {"password": "separate", "wifi-sec.psk": "separate",
               "802-11-wireless-security.psk": "separate"},
@@ -186,7 +200,8 @@ def _program_secrets(words: Sequence[str]) -> dict[int, str | tuple[str, str]]:
             continue
         if not options or i in values:
             continue
-        if "" in options and "/" in word and _logon(word, i, values):
+        if options.get("", "logon-shaped") != "logon-shaped" and "/" in word \
+                and _logon(word, i, values):
             continue  # Oracle's USER/PASSWORD[@CONNECT]
         form = options.get(word)
         flag = _CLUSTER.get(program_name)
@@ -196,7 +211,7 @@ def _program_secrets(words: Sequence[str]) -> dict[int, str | tuple[str, str]]:
             values.update(dict.fromkeys(range(i + 1, len(words)), ""))
         elif form is None or form == "prefix":
             pass
-        elif form.startswith(("operand", "sub-operand", "after-share", "cluster")):
+        elif form.startswith(("operand", "sub-operand", "after-share", "cluster", "last-")):
             _by_place(words, i, form, values, program_at)
         elif i == last:
             pass
@@ -223,6 +238,40 @@ def _logon(word: str, i: int, values: dict[int, str | tuple[str, str]]) -> bool:
     start, end = logon.span(1) if logon.group(1) is not None else logon.span(2)
     values[i] = (word[:start], word[end:])
     return True
+
+
+# The options of openssl passwd and mkpasswd that take a value (the last word after one
+# is that value), and their flags (after one, the last word is the password)
+_VALUED = frozenset({"-salt", "-in", "-table", "-m", "--method", "-S", "--salt", "-R",
+                     "--rounds", "-P", "--password-fd"})
+_FLAGS = frozenset({"-1", "-5", "-6", "-apr1", "-aixmd5", "-crypt", "-noverify", "-quiet",
+                    "-reverse", "-s", "--stdin"})
+
+
+# Parameters of Oracle's exp and imp (PARAMETER=VALUE): beside one, USER/PW is a logon
+_EXPORT_PARAMETERS = frozenset({
+    "file", "log", "full", "owner", "tables", "rows", "buffer", "compress", "grants",
+    "indexes", "consistent", "direct", "statistics", "fromuser", "touser", "ignore",
+    "parfile", "query", "triggers", "constraints", "tablespaces", "transport_tablespace",
+    "feedback", "filesize", "recordlength", "inctype", "record", "commit", "show",
+    "destroy", "indexfile", "resumable", "object_consistent", "flashback_scn",
+    "flashback_time", "volsize", "tts_owners", "datafiles"})
+
+
+def _shaped_logons(words: Sequence[str], i: int,
+                   values: dict[int, str | tuple[str, str]]) -> None:
+    """The logons of an ``exp``/``imp`` command at ``i`` (see ``logon-shaped``): the
+    words after it up to the command's next program, at most :data:`_NEAR` * 8."""
+    window = range(i + 1, min(len(words), i + 1 + _NEAR * 8))
+    beside = any(words[j].partition("=")[0].lower() in _EXPORT_PARAMETERS
+                 and "=" in words[j] for j in window)
+    for j in window:
+        word = words[j]
+        if "/" not in word:
+            continue
+        shaped = "@" in word or word[:7].lower() == "userid=" or beside
+        if shaped and not word.startswith("-"):
+            _logon(word, j, values)
 
 
 def _glued_value(word: str, i: int, glued: tuple[tuple[str, str], ...],
@@ -293,7 +342,21 @@ def _by_place(words: Sequence[str], i: int, form: str,
               values: dict[int, str | tuple[str, str]], program_at: int) -> None:
     """The secret that ``form`` names by its place after the word at ``i`` (see
     :data:`PROGRAM_OPTIONS`), added to ``values``."""
-    if form.startswith(("operand", "sub-operand")):
+    if form == "logon-shaped":
+        _shaped_logons(words, i, values)
+    elif form == "last-operand":  # the last word, not an option nor an option's value
+        last = len(words) - 1
+        if last > i and words[last][:1] != "-" and words[last - 1] not in _VALUED \
+                and (last - 1 == i or words[last - 1][:1] != "-" or words[last - 1] in
+                     _FLAGS):
+            values.setdefault(last, "")
+    elif form == "odbc-operand3":  # isql DSN USER PASSWORD, not isql -U USER -P PW -S SRV
+        if not {"-U", "-P", "-S"}.isdisjoint(words[i + 1:i + 1 + _NEAR]):
+            return
+        operands = _operands(words, i, windows=False)
+        if len(operands) >= 3:
+            values.setdefault(operands[2], "")
+    elif form.startswith(("operand", "sub-operand")):
         if form.startswith("sub-") and i != program_at + 1:
             return
         n = int(form[-1])
@@ -319,6 +382,22 @@ def _by_place(words: Sequence[str], i: int, form: str,
             last = len(words) - 1
             if last >= i + 2 and not words[last].startswith("-"):
                 values.setdefault(last, "")
+
+
+# impacket's -hashes LMHASH:NTHASH (pass the hash; the LM half may be empty), also glued
+_HASH_OPTIONS = frozenset({"-hashes", "--hashes"})
+_NTLM_HASHES = re.compile(r"(--?hashes=)?((?:[0-9A-Fa-f]{32})?:[0-9A-Fa-f]{32})")
+
+
+def ntlm_hashes(argument: str, previous: str | None) -> tuple[str, str] | None:
+    """``("", LM:NT)`` for the value of ``-hashes`` (``("-hashes=", LM:NT)`` glued), any
+    program's (impacket's scripts have many names); None for another word."""
+    if previous not in _HASH_OPTIONS and "hashes=" not in argument:
+        return None
+    hashes = _NTLM_HASHES.fullmatch(argument)
+    if hashes is None or not (hashes.group(1) or previous in _HASH_OPTIONS):
+        return None
+    return hashes.group(1) or "", hashes.group(2)
 
 
 # A cifs mount's user=USER%PASSWORD (not a percent escape: user=a%20b)

@@ -47,7 +47,8 @@ from itertools import accumulate, compress, count
 from operator import itemgetter, lt, ne
 from typing import cast
 
-from .command_kinds import masked, redactor
+from . import fed_secrets as fed
+from .command_kinds import masked, redactor, shapes_marked
 from .command_programs import (
     _PROGRAMS,
     _SHELLS,
@@ -61,6 +62,7 @@ from .command_programs import (
     _program_secrets,
     _script_positions,
     comma_pair,
+    ntlm_hashes,
 )
 from .finder import finder as cached_finder
 from .plain_words import no_words, plain_run
@@ -119,6 +121,10 @@ def redact_argument(argument: str, previous: str | None = None,
     ``secrets`` when it is given. The rules are listed in this module's docstring."""
     mark = mark or plain_mark
     found = secrets if secrets is not None else []
+    hashes = ntlm_hashes(argument, previous)  # -hashes LM:NT
+    if hashes is not None:
+        found.extend((hashes[1], hashes[1].rpartition(":")[2]))
+        return hashes[0] + mark(hashes[1])
     if previous is not None and _option_takes_secret(previous) \
             and not argument.startswith("-"):
         found.append(argument)
@@ -135,6 +141,9 @@ def _takes_secret(option: str) -> bool:
     if not _OPTION_NAME.fullmatch(option):
         return False
     name = option.lstrip("-")  # two letters name something: --pw, plink's -pw
+    if name.endswith("stdin") or name == "with-token":
+        return False  # a flag: the secret comes on standard input (docker login
+        # --password-stdin REGISTRY, gh auth login --with-token)
     return len(name) >= 2 and is_secret_name(name)
 
 
@@ -365,7 +374,7 @@ def _redact_words(words: Sequence[str], found: list[str], mark: Mark, depth: int
             ends.append(len(found))
     if not shapes:  # a script's words: its last pass marks the shapes in its whole text
         return redacted
-    return _shapes_marked(redacted, found, mark, done)
+    return shapes_marked(redacted, found, mark, done)
 
 
 def _by_the_rules(word: str, previous: str | None, found: list[str], mark: Mark,
@@ -386,6 +395,8 @@ def _by_the_rules(word: str, previous: str | None, found: list[str], mark: Mark,
         script = clean == word and nested and _blank(word)
         if script:
             clean = _redact_script(word, found, mark, depth + 1)  # ssh host 'cmd …'
+        elif clean == word and fed.may_call_secrets(word):
+            clean = fed.called_secrets_marked(word, found, mark)  # c=connect('h','u','PW')
     elif nested and _blank(word):
         clean, script = _redact_script(word, found, mark, depth + 1), True  # watch 'cmd …'
     else:
@@ -393,25 +404,6 @@ def _by_the_rules(word: str, previous: str | None, found: list[str], mark: Mark,
     if _MEMO:
         seen[word, previous] = (clean, found[at:], script)
     return clean, script
-
-
-def _shapes_marked(words: list[str], found: list[str], mark: Mark,
-                   done: Collection[int]) -> list[str]:
-    """``words`` with the tokens and webhook secrets (:mod:`.shapes`) still in them
-    marked, but for those at ``done``: one pass over all of them (a token holds no NUL,
-    the words' separator)."""
-    chosen = [i for i in range(len(words)) if i not in done] if done else range(len(words))
-    joined = _WORD_BREAK.join(words[i] for i in chosen)
-    if not may_hold_shapes(joined):
-        return words
-    if joined.count(_WORD_BREAK) != len(chosen) - 1:
-        marked = [redact_shapes(words[i], found, mark) for i in chosen]
-    else:
-        marked = redact_shapes(joined, found, mark).split(_WORD_BREAK)
-    out = list(words)
-    for i, word in zip(chosen, marked, strict=True):
-        out[i] = word
-    return out
 
 
 # Whether _redact_words reuses what the rules gave the same word after the same word
@@ -559,6 +551,8 @@ def _could_hold_secrets_as_written(text: str) -> bool:
         return True
     if not _PROGRAM_NAMES.isdisjoint(_GATE_WORD.findall(text)):
         return True
+    if fed.may_feed_secrets(text) and fed.feeds_secrets(text):  # echo PW | docker login
+        return True  # --password-stdin, send "PW\r" (a hint alone opens no rule: a search)
     return "-" in text and any(
         option in _USER_OPTIONS or option.startswith("-u") or _takes_secret(option)
         for option in set(_OPTION_WORD.findall(text)))
@@ -591,6 +585,8 @@ def _redact_script(text: str, found: list[str], mark: Mark, depth: int) -> str:
     text = redact_private_keys(text, found, mark)  # (before its armour looks like `NAME: V`)
     if "'" in text or '"' in text:  # quoted keyed values in the raw text (a heredoc's JSON)
         quoted_values_found(text, found, mark)  # what they hold is scrubbed below
+    if fed.may_feed_secrets(text):  # fed on stdin, typed to a prompt, in SQL or code
+        fed.fed_secrets_found(text, found)  # scrubbed below too
     script = script_words(text)
     values = script.values
     cleans = _redact_commands(script, found, mark, depth)
@@ -790,6 +786,8 @@ def _redact_plain_word(word: str, previous: str | None, found: list[str], mark: 
         clean = redact_argument(word, previous, found, mark)
         if clean == word and nested and _blank(word):
             clean = _redact_script(word, found, mark, depth + 1)  # ssh host 'cmd …'
+        elif clean == word and fed.may_call_secrets(word):
+            clean = fed.called_secrets_marked(word, found, mark)  # c=connect('h','u','PW')
         return clean
     if nested and (" " in word or "\n" in word or "\t" in word):
         return _redact_script(word, found, mark, depth + 1)  # watch 'cmd …'

@@ -17,7 +17,10 @@ __all__ = ["SQL_PASSWORD", "quoted_values_found", "redact_quoted_values"]
 # (One look-behind for both; the name possessive: what follows a name is never one of
 # its characters, so giving some back never matches. The same matches, in about half
 # the time of a look-behind in each and a name given back character by character.)
-_KEYED_QUOTE = re.compile(r"(?<![\w.-])(?:([^\W\d][\w.-]*+)"
+# (Not a quoted string ending in a name and `:`, its closing quote taken for a value's
+# opening one: `expect "password:"; send "V"` is no `"password": "V"`.)
+_NOT_A_PROMPT = r"""(?!(?<=")[^\W\d][\w.-]*+\s*[:=]\s*")(?!(?<=')[^\W\d][\w.-]*+\s*[:=]\s*')"""
+_KEYED_QUOTE = re.compile(r"(?<![\w.-])" + _NOT_A_PROMPT + r"(?:([^\W\d][\w.-]*+)"
                           r"""(["']?\]?\s*[:=]\s*)(["'])"""
                           # SQL: ALTER USER x WITH PASSWORD 'V', CREATE USER x IDENTIFIED BY 'V'
                           r"|((?i:password|passwd|identified\s+by))(\s+)([\"']))")
@@ -25,7 +28,7 @@ SQL_PASSWORD = re.compile(r"(?i:password|passwd|identified\s+by)\s+[\"']")
 # The same places, with the value after the opening quote when it is simple (closed by
 # the same quote, no backslash, and its closing quote not one of a name inside it, as in
 # `"k": "password"="V"`); else the lone opening quote.
-_KEYED_QUOTE_VALUE = re.compile(r"(?<![\w.-])(?:([^\W\d][\w.-]*+)"
+_KEYED_QUOTE_VALUE = re.compile(r"(?<![\w.-])" + _NOT_A_PROMPT + r"(?:([^\W\d][\w.-]*+)"
                                 r"""["']?\]?\s*[:=]\s*"""
                                 r"|(?i:password|passwd|identified\s+by)\s+)"
                                 r"""(?:"([^"\\]*+)"(?!\]?\s*[:=]\s*["'])"""
@@ -97,7 +100,8 @@ def quoted_values_found(text: str, found: list[str], mark: Mark) -> None:
 _NAME, _DOUBLE, _SINGLE, _LONE = (itemgetter(i) for i in range(4))
 _LONG = 1024
 # A place opening a quote that nothing after it closes (a quote is needed to close it)
-_UNCLOSED_AT_END = {quote: re.compile(r"(?<![\w.-])(?:[^\W\d][\w.-]*+" r"""["']?\]?\s*[:=]\s*"""
+_UNCLOSED_AT_END = {quote: re.compile(r"(?<![\w.-])" + _NOT_A_PROMPT + r"(?:[^\W\d][\w.-]*+"
+                                      r"""["']?\]?\s*[:=]\s*"""
                                       f"{quote}|(?i:password|passwd|identified\\s+by)\\s+{quote})"
                                       f"[^{quote}]*\\Z").search for quote in "\"'"}
 

@@ -204,6 +204,16 @@ def _more_secret_forms(db: sqlite3.Connection) -> None:
     _reidentify(db)
 
 
+def _fed_secrets(db: sqlite3.Connection) -> None:
+    """Identities and displays brought under session 8's forms: a password fed on
+    standard input (``echo PW | docker login --password-stdin``, ``echo u:PW |
+    chpasswd``, ``CMD <<< PW``), typed by expect (``send "PW\\r"``), in SQL lines
+    (``CONNECT u/PW@db``, ``IDENTIFIED BY PW``), by place (``isql DSN USER PW``, ``exp
+    u/PW@db``, ``-hashes LM:NT``) or in code (``connect('h', 'u', 'PW')``): such a
+    source is found again under its old id."""
+    _reidentify(db)
+
+
 def _reidentify(db: sqlite3.Connection, key: bytes | None = None) -> None:
     """Every stored identity, display, attempt locator and URL of version metadata
     under today's rules (:mod:`fetchledger.identity.upgrade`), with ``key`` or else the
@@ -315,6 +325,7 @@ MIGRATIONS: tuple[tuple[str, Callable[[sqlite3.Connection], None]], ...] = (
     ("0014_shell_quoting", _shell_quoting),
     ("0016_more_secret_options", _more_secret_options),
     ("0017_more_secret_forms", _more_secret_forms),
+    ("0020_fed_secrets", _fed_secrets),
 )
 
 
@@ -582,4 +593,5 @@ POSTGRES_MIGRATIONS: tuple[tuple[str, Callable[[PgConnection], None]], ...] = (
     ("0017_more_secret_forms", _postgres_nested_secrets),  # the same again
     ("0018_counter_queue", _postgres_counter_queue),
     ("0019_async_numbering", _postgres_async_numbering),
+    ("0020_fed_secrets", _postgres_nested_secrets),  # the same re-identification again
 )

@@ -1,0 +1,492 @@
+"""Secrets a script gives a program other than as a word of its command line (DESIGN
+§8), for :func:`.command_secrets._redact_script`:
+
+- **fed on standard input** to a program that reads a password there: ``echo PW |
+  docker login --password-stdin`` (any ``--…-stdin`` option named like a secret:
+  podman, helm registry, nerdctl, crane, cosign...), ``gh auth login --with-token``,
+  ``printf '%s' PW | …``, ``CMD <<< PW``, a heredoc (``CMD <<EOF`` … ``EOF``, also
+  ``cat <<EOF | CMD``), ``(echo PW; echo PW) | passwd USER``, ``echo PW | passwd
+  --stdin USER``, ``echo USER:PW | chpasswd`` (the password after the user),
+  ``echo PW | sudo -S CMD``, ``kinit``, ``smbpasswd -s``, ``htpasswd -i``,
+  ``sshpass`` without ``-p``, ``cryptsetup``, ``vault login -``, ``docker secret
+  create NAME -``, ``gh secret set NAME``, ``wrangler secret put NAME``, and an
+  option named like a secret given standard input as its file (``--password-file
+  /dev/stdin``, ``--passphrase-fd 0``, openssl's ``-passin stdin``);
+- **typed to a prompt** by an expect script: ``send "PW\\r"`` (``exp_send``,
+  pexpect's ``sendline('PW')``) after a prompt naming a password, passphrase,
+  token or PIN;
+- **SQL lines**: ``CONNECT USER/PW@DB`` (Oracle, at a line's or statement's start),
+  ``IDENTIFIED BY PW`` unquoted, ``IDENTIFIED WITH PLUGIN BY 'PW'``, DB2's
+  ``CONNECT TO DB USER U USING PW``;
+- **interpreter code** passing a password by position to a common call:
+  ``connect('h', 'u', 'PW')`` (MySQL drivers, ``DBI->connect``, ``new PDO``,
+  ``mysqli_connect``, ``FTP``; after a port number, paramiko's ``connect('h', 22,
+  'u', 'PW')``), ``login('u', 'PW')``, ``auth=('u', 'PW')``, ``HTTPBasicAuth('u',
+  'PW')``. (Keyword arguments named like secrets, ``password='PW'``, are quoted keyed
+  values: :mod:`.quoted_values`.)
+
+A value holding an expansion (``$PW``, a backquote) is no literal and stays. Each
+finder appends the values, spelled as they stand in the text, to ``found``; the
+caller scrubs them from the script (its identity holds their keyed mark, so two
+scripts that differ only in one stay two sources). Every scan is linear: one regular
+expression over the text, and the few words around each hit.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_left
+from collections.abc import Sequence
+from functools import lru_cache
+
+from .secrets import Mark, is_secret_name, scrub
+from .shellwords import shell_commands
+
+__all__ = ["called_secrets_marked", "fed_secrets_found", "feeds_secrets", "may_call_secrets",
+           "may_feed_secrets"]
+
+_read_commands = shell_commands.__wrapped__  # (small pieces: kept out of its cache)
+
+# --- the gate: one scan for what any finder below needs ---------------------------------
+
+_STDIN_HINT = re.compile(
+    r"stdin|with-token|passwd|kinit|sshpass|cryptsetup|htpasswd|sudo|doas|secrets?\b|pdbedit"
+    r"|/dev/fd/0|-fd\b|vault|aws")
+_SEND_HINT = re.compile(r"(?<![\w$-])(?:exp_send|send|sendline)\b")
+_SQL_HINT = re.compile(r"(?i)connect|conn\b|identified")
+_CALL_HINT = re.compile(r"(?<![\w$])(?:connect|mysqli?_connect|mysqli|PDO"
+                        r"|FTP(?:_TLS)?(?:\.open|\.new)?|login"
+                        r"|HTTP(?:Basic|Digest|Proxy)Auth|(?:Basic|Digest)Auth|basic_auth"
+                        r"|digest_auth|auth)[ \t]*(?:=>?[ \t]*)?\(")
+
+
+def may_feed_secrets(text: str) -> bool:
+    """Whether any finder of :func:`fed_secrets_found` can find something in ``text``
+    (C-level scans only)."""
+    if ("|" in text or "<<" in text) and _STDIN_HINT.search(text):
+        return True
+    if "send" in text and _SEND_HINT.search(text):
+        return True
+    if "(" in text and _CALL_HINT.search(text):
+        return True
+    return _SQL_HINT.search(text) is not None
+
+
+def may_call_secrets(word: str) -> bool:
+    """Whether ``word`` (code without blanks: ``c=connect('h','u','PW')``) holds a call
+    that :func:`fed_secrets_found` reads."""
+    return "(" in word and _CALL_HINT.search(word) is not None
+
+
+def called_secrets_marked(word: str, found: list[str], mark: Mark) -> str:
+    """Code in one word (no blank: no script) with the passwords of its calls marked."""
+    at = len(found)
+    _call_secrets(word, found)
+    return scrub(word, found[at:], mark) if len(found) > at else word
+
+
+def feeds_secrets(text: str) -> bool:
+    """Whether :func:`fed_secrets_found` finds any secret in ``text``."""
+    return bool(_fed_values(text))
+
+
+def fed_secrets_found(text: str, found: list[str]) -> None:
+    """Append to ``found`` the secrets ``text`` (a shell script, or an interpreter's
+    code) gives a program on its standard input, to a prompt, in SQL or in a call."""
+    found.extend(_fed_values(text))
+
+
+@lru_cache(maxsize=16)  # the gate asks first, then the redaction (the same text)
+def _fed_values(text: str) -> tuple[str, ...]:
+    found: list[str] = []
+    if ("|" in text or "<<" in text) and _STDIN_HINT.search(text):
+        _stdin_secrets(text, found)
+    if "send" in text and _SEND_HINT.search(text):
+        _sent_secrets(text, found)
+    if "(" in text and _CALL_HINT.search(text):
+        _call_secrets(text, found)
+    if _SQL_HINT.search(text):
+        _sql_secrets(text, found)
+    return tuple(found)
+
+
+# --- standard input ----------------------------------------------------------------------
+
+# What ends a simple command's text (approximately: quotes are not followed here; a
+# script inside a quoted word is read again at its own level)
+_SEPARATOR = re.compile(r"[;&|\n(){}]")
+_PIPE = re.compile(r"(?<![|>])\|(?![|&])")
+_HERESTRING = re.compile(r"<<<[ \t]*")
+_HEREDOC = re.compile(r"(?<!<)<<(-?)[ \t]*(?!<)(?:'([^'\n]+)'|\"([^\"\n]+)\"|\\?([\w.-]+))")
+_WRAPPERS = frozenset({"sudo", "doas", "env", "command", "builtin", "exec", "nohup", "time",
+                       "nice", "ionice", "stdbuf", "timeout", "chronic", "unbuffer"})
+_WRAPPER_VALUES = frozenset({"-u", "-g", "-p", "-U", "-C", "-D", "-r", "-t", "-T", "-h",
+                             "-n", "-c", "-s", "-k", "-o", "-i", "-e", "--user", "--group"})
+_STDIN_VALUES = frozenset({"-", "/dev/stdin", "stdin", "STDIN", "/dev/fd/0",
+                           "/proc/self/fd/0", "fd:0", "file:/dev/stdin"})
+_OPENSSL_PASS = frozenset({"-passin", "-passout", "-pass", "-password"})
+_SECRET_VERBS = frozenset({"set", "put", "create", "add", "import", "update"})
+_VALUE_OPTIONS = frozenset({"--body", "-b", "--value", "--data", "--secret", "--from-literal"})
+_FEW = 8  # how far a group of feeders before a pipe is looked at (linear)
+# How a reader takes the lines it is fed: every line a password ("line"), the first
+# two (aws configure: key id, secret), "USER:PW" lines (chpasswd) or NAME=VALUE lines
+_LINE, _TWO, _PAIR, _NEWUSERS, _ASSIGNMENT = "line", "two", "pair", "newusers", "assignment"
+
+
+def _stdin_secrets(text: str, found: list[str]) -> None:
+    seps = [m.start() for m in _SEPARATOR.finditer(text)]
+    for pipe in _PIPE.finditer(text):
+        at = pipe.start()
+        reader_text = _segment_after(text, at + 1, seps)
+        if not _STDIN_HINT.search(reader_text):
+            continue
+        how = _reader(_words(reader_text))
+        if how is None:
+            continue
+        for line in _fed_by_pipe(text, at, seps):
+            _add_lines(line, how, found, text)
+    if "<<<" in text:
+        for here in _HERESTRING.finditer(text):
+            after = _read_commands(_segment_after(text, here.end(), seps))
+            if not after:
+                continue
+            value = after[0][0][2]
+            rest = [word for _, _, word in after[0][1:]]
+            how = _reader([*_words(_segment_before(text, here.start(), seps)), *rest])
+            if how is not None:
+                _add_lines(value, how, found, text)
+    if "<<" in text:
+        _heredoc_secrets(text, seps, found)
+
+
+def _segment_after(text: str, at: int, seps: Sequence[int]) -> str:
+    """The text from ``at`` to the next separator."""
+    i = bisect_left(seps, at)
+    end = seps[i] if i < len(seps) else len(text)
+    return text[at:end]
+
+
+def _segment_before(text: str, at: int, seps: Sequence[int]) -> str:
+    i = bisect_left(seps, at) - 1
+    return text[seps[i] + 1 if i >= 0 else 0:at]
+
+
+_QUOTING_OR_REDIRECTION = re.compile(r"""['"\\$#<>`]""").search
+
+
+def _words(segment: str) -> list[str]:
+    if _QUOTING_OR_REDIRECTION(segment) is None:  # (most: words between blanks)
+        return segment.split()
+    commands = _read_commands(segment)
+    return [word for _, _, word in commands[0]] if commands else []
+
+
+_PRINTER = re.compile(r"""(?:^|(?<=[\s'"(]))((?:[\w./-]*/)?(?:echo|printf))(?=[ \t])""")
+
+
+def _fed_by_pipe(text: str, at: int, seps: Sequence[int]) -> list[str]:
+    """What the echo/printf commands before the pipe at ``at`` print: the command just
+    before it, or each of a group's (``(echo A; echo B) | …``, ``{ …; } | …``)."""
+    before = _segment_before(text, at, seps)
+    i = bisect_left(seps, at) - 1  # the separator just before: `)` or `}` of a group
+    if before.strip():
+        # the last printer (`ssh host 'echo PW | sudo -S …'` seen from outside), maybe
+        # a few separators back inside its quotes (printf 'KEY\nSECRET\n' | aws configure)
+        region = text[seps[i - _FEW] + 1 if i >= _FEW else 0:at]
+        starts = [printer.start(1) for printer in _PRINTER.finditer(region)]
+        for start in reversed(starts[-3:]):
+            words = _words(region[start:]) if _one_command(region[start:]) else []
+            if words:
+                return _printed(words)
+        return []
+    if i < 0 or text[seps[i]] not in ")}" or text[seps[i] + 1:at].strip():
+        return []
+    closing = "(" if text[seps[i]] == ")" else "{"
+    printed: list[str] = []
+    for j in range(i - 1, max(i - 1 - _FEW, -1), -1):
+        piece = text[seps[j] + 1:seps[j + 1]]
+        if "echo" in piece or "printf" in piece:
+            printed.extend(_printed(_words(piece)))
+        if text[seps[j]] == closing:
+            break
+    return printed
+
+
+def _one_command(piece: str) -> bool:
+    """Whether ``piece`` is one simple command as the shell reads it (its operators and
+    newlines inside quotes)."""
+    return not _SEPARATOR.search(piece) or (len(_read_commands(piece)) == 1 and not any(
+        char in piece for char in "|;&"))  # (an operator outside quotes: not one)
+
+
+def _printed(words: Sequence[str]) -> list[str]:
+    """The text an ``echo``/``printf`` command prints (its arguments, or for printf with
+    a ``%`` format its arguments), or nothing for another command."""
+    words = [word for word in words if word not in ("{", "}")]
+    while words and words[0] in ("command", "builtin"):
+        words = words[1:]
+    if not words or words[0].rsplit("/", 1)[-1] not in ("echo", "printf"):
+        return []
+    args = list(words[1:])
+    if words[0].endswith("echo"):
+        while args and re.fullmatch(r"-[neE]+", args[0]):
+            args = args[1:]
+        return [" ".join(args)] if args else []
+    if args and args[0] == "--":
+        args = args[1:]
+    if not args:
+        return []
+    return args[1:] if "%" in args[0] and len(args) > 1 else [args[0]]
+
+
+_LINE_BREAK = re.compile(r"\\[nr]|[\r\n]")
+
+
+def _add_lines(value: str, how: str, found: list[str], text: str) -> None:
+    lines = [line for line in _LINE_BREAK.split(value) if line.strip()]
+    if how == _TWO:
+        lines = lines[:2]
+    for line in lines:
+        if how in (_PAIR, _NEWUSERS):
+            _, colon, password = line.partition(":")
+            if how == _NEWUSERS:
+                password = password.partition(":")[0]
+            line = password if colon else line
+        elif how == _ASSIGNMENT:
+            line = line.partition("=")[2]
+        line = line.strip()
+        if "$" in line or "`" in line:  # an expansion: the literal a script assigned it
+            line = _assigned(text, line) or ""
+        if line:
+            found.append(line)
+
+
+# A variable expanded whole (`$PW`, `${PW}`), and where a script assigns it a literal:
+# `PW=V`, `export PW='V'`, `local PW="V"`; Tcl's `set pw "V"` (each found in one pass)
+_EXPANDED = re.compile(r"\$\{?([A-Za-z_]\w*)\}?")
+_SHELL_ASSIGNMENT = re.compile(
+    r"(?:^|(?<=[\s;&|(]))(?:(?:export|local|readonly|declare|typeset)[ \t]+(?:-\w+[ \t]+)*)?"
+    r"""([A-Za-z_]\w*)=(?:'([^'\n]*)'|"([^"$`\\\n]*)"|([^\s;&|<>()'"$`\\]+))""")
+_TCL_SET = re.compile(r"""(?<![\w$-])set[ \t]+([A-Za-z_]\w*)[ \t]+"""
+                      r"""(?:"([^"$\[\\\n]*)"|\{([^{}\n]*)\}|([^\s;"{}\[\]$]+))""")
+
+
+@lru_cache(maxsize=16)
+def _assignments(text: str, tcl: bool) -> dict[str, str]:
+    """Each variable ``text`` assigns a literal, with the last literal assigned."""
+    pattern = _TCL_SET if tcl else _SHELL_ASSIGNMENT
+    return {match.group(1): next(g for g in match.groups()[1:] if g is not None)
+            for match in pattern.finditer(text)}
+
+
+def _assigned(text: str, value: str, tcl: bool = False) -> str | None:
+    """The literal ``text`` last assigns the variable that ``value`` expands whole
+    (``$PW``, ``${PW}``), or None."""
+    expanded = _EXPANDED.fullmatch(value)
+    if expanded is None:
+        return None
+    return _assignments(text, tcl).get(expanded.group(1)) or None
+
+
+def _reader(words: Sequence[str]) -> str | None:
+    """How the command of ``words`` reads a secret on its standard input (see
+    :data:`_LINE`), or None when it does not."""
+    words = list(words)
+    if not words:
+        return None
+    reads: str | None = None
+    j = 0
+    while j < len(words) and (words[j].rsplit("/", 1)[-1] in _WRAPPERS or (
+            "=" in words[j] and not words[j].startswith("-"))):
+        sudo = words[j].rsplit("/", 1)[-1] in ("sudo", "doas")
+        j += 1
+        while j < len(words) and words[j].startswith("-") and len(words[j]) > 1:
+            option = words[j]
+            if sudo and (option == "--stdin" or (option[1] != "-" and "S" in option[1:])):
+                reads = _LINE  # sudo -S: its password first
+            j += 2 if option in _WRAPPER_VALUES else 1
+        if j < len(words) and words[j - 1] == "timeout" and words[j][:1].isdigit():
+            j += 1
+    if j >= len(words):
+        return reads
+    program, rest = words[j].rsplit("/", 1)[-1], words[j + 1:]
+    return _program_reads(program, rest) or reads
+
+
+def _program_reads(program: str, rest: Sequence[str]) -> str | None:
+    for k, word in enumerate(rest):
+        if not word.startswith("-"):
+            continue
+        name, equals, value = word.partition("=")
+        lowered = name.lower()
+        if "stdin" in lowered and is_secret_name(lowered.replace("stdin", "")):
+            return _LINE  # --password-stdin, --token-stdin, --password-from-stdin
+        if lowered == "--with-token":
+            return _LINE  # gh auth login --with-token
+        if not equals:
+            value = rest[k + 1] if k + 1 < len(rest) else ""
+        if (lowered in _OPENSSL_PASS or is_secret_name(lowered.lstrip("-"))) and (
+                value in _STDIN_VALUES or (value == "0" and lowered.endswith("fd"))):
+            return _LINE  # --password-file /dev/stdin, --passphrase-fd 0, -passin stdin
+    if program in ("chpasswd", "chgpasswd"):
+        return _PAIR
+    if program == "newusers":
+        return _NEWUSERS
+    if program in ("passwd", "smbpasswd", "kinit", "cryptsetup", "saslpasswd2"):
+        return _LINE
+    if program == "mkpasswd" and ("--stdin" in rest or "-s" in rest):
+        return _LINE  # a hash of the password read
+    if program == "openssl" and "passwd" in rest and "-stdin" in rest:
+        return _LINE
+    if program == "pdbedit" and "-t" in rest:
+        return _LINE
+    if program == "sshpass" and (not any(w[:2] in ("-p", "-f", "-e", "-d") for w in rest)
+                                 or "-d0" in rest or " ".join(rest).startswith("-d 0")):
+        return _LINE  # sshpass reads its password on stdin without -p/-f/-e, or -d 0
+    if program == "htpasswd" and any(w[:1] == "-" and "i" in w[1:] and w[1:].isalpha()
+                                     for w in rest):
+        return _LINE
+    if program == "vault" and rest[:1] == ["login"] and "-" in rest:
+        return _LINE
+    if program == "aws" and rest[:1] == ["configure"] and len(rest) == 1:
+        return _TWO
+    if "secret" in rest or "secrets" in rest:
+        at = rest.index("secret") if "secret" in rest else rest.index("secrets")
+        verb = rest[at + 1] if at + 1 < len(rest) else ""
+        if verb == "import":
+            return _ASSIGNMENT  # flyctl secrets import: NAME=VALUE lines
+        if verb in _SECRET_VERBS and _VALUE_OPTIONS.isdisjoint(
+                word.partition("=")[0] for word in rest):
+            return _LINE  # gh secret set NAME, wrangler secret put NAME, docker … NAME -
+    return None
+
+
+def _heredoc_secrets(text: str, seps: Sequence[int], found: list[str]) -> None:
+    """Heredocs given to a reader (``CMD <<EOF``, ``cat <<EOF | CMD``): their lines.
+    A heredoc's body is skipped when looking for the next one, and an unterminated one
+    holds the rest of the text (as in a shell): one pass."""
+    done = 0
+    for here in _HEREDOC.finditer(text):
+        if here.start() < done:
+            continue
+        delimiter = here.group(2) or here.group(3) or here.group(4)
+        line_end = text.find("\n", here.end())
+        if line_end < 0:
+            return
+        before = _words(_segment_before(text, here.start(), seps))
+        rest_of_line = text[here.end():line_end]
+        how = _reader([*before, *_words(_segment_after(rest_of_line, 0, []))])
+        if how is None and before[:1] == ["cat"] and len(before) == 1 and "|" in rest_of_line:
+            how = _reader(_words(rest_of_line.split("|", 1)[1]))  # cat <<EOF | CMD
+        tabs = "\t*" if here.group(1) else ""
+        end = re.compile(rf"^{tabs}{re.escape(delimiter)}[ \t]*$", re.M).search(
+            text, line_end + 1)
+        stop = end.start() if end else len(text)
+        if how is not None:
+            _add_lines(text[line_end + 1:stop], how, found, text)
+        if end is None:
+            return
+        done = end.end()
+
+
+# --- prompts answered by expect scripts --------------------------------------------------
+
+_SEND = re.compile(r"(?<![\w$-])(?:exp_send|send|sendline)(?:[ \t]+(?:--|-[a-z]+))*"
+                   r"(?:[ \t]*\([ \t]*[bru]?|[ \t]+)"
+                   r"(\"(?:[^\"\\\n]|\\.)*\"|'[^'\n]*'|\{[^{}\n]*\}|[^\s;\"'{}\[\]()]+)")
+_PROMPT = re.compile(r"(?i)assw|passphrase|passcode|\bpass\b|secret|token|\bpin\b"
+                     r"|credential|\botp\b|verification")
+_SPAWNED = re.compile(r"(?<![\w-])(?:expect|spawn|pexpect)\b")
+_SENT_ESCAPES = re.compile(r"(?:\\+[rn])+$")
+
+
+def _sent_secrets(text: str, found: list[str]) -> None:
+    """``send "PW\\r"`` after a prompt naming a password (what stands since the last
+    ``send`` names it), in a script that spawns or expects."""
+    if not _SPAWNED.search(text):
+        return
+    if '\\"' in text:  # expect -c "… send \"PW\r\" …": the quotes escaped at this level
+        _sent_secrets(text.replace('\\"', '"'), found)
+    last = 0
+    for sent in _SEND.finditer(text):
+        window = text[last:sent.start()]
+        last = sent.end()
+        if not _PROMPT.search(window):
+            continue
+        value = sent.group(1)
+        if value[:1] in "\"'{":
+            value = value[1:-1]
+        value = _SENT_ESCAPES.sub("", value)
+        if "$" in value:  # a variable: the literal the script set it to (set pw "V")
+            value = _assigned(text, value, tcl=True) or _assigned(text, value) or ""
+        if value.strip() and "[" not in value and "`" not in value:
+            found.append(value)
+
+
+# --- SQL lines -------------------------------------------------------------------------------
+
+_SQL = re.compile(
+    # Oracle: CONNECT USER/PW[@DB] at a line's or a statement's start, or after SQL>
+    r"""(?im)(?:^|(?<=[;'"]))[ \t]*(?:SQL>[ \t]*)?conn(?:ect)?[ \t]+(?!/)[^\s/@'";]+/"""
+    r"""(?:"([^"\n]+)"|([^\s/@"';]+))"""
+    # DB2: CONNECT TO DB USER U USING PW
+    r"""|\bconnect[ \t]+to[ \t]+\S+[ \t]+user[ \t]+\S+[ \t]+using[ \t]+"""
+    r"""(?:"([^"\n]+)"|'([^'\n]+)'|([^\s;'"]+))"""
+    # IDENTIFIED BY PW unquoted (quoted: quoted_values), IDENTIFIED WITH PLUGIN BY 'PW'
+    r"""|\bidentified[ \t]+(?:with[ \t]+\S+[ \t]+)?by[ \t]+(?!values\b|password\b)"""
+    r"""(?:"([^"\n]+)"|'([^'\n]+)'|([^\s;'"()]+))""")
+
+
+def _sql_secrets(text: str, found: list[str]) -> None:
+    for match in _SQL.finditer(text):
+        value = next(group for group in match.groups() if group is not None)
+        if "$" not in value:
+            found.append(value)
+
+
+# --- credentials passed by position in code ---------------------------------------------
+
+_CALL = re.compile(r"(?<![\w$])(connect|mysqli?_connect|mysqli|PDO"
+                   r"|FTP(?:_TLS)?(?:\.open|\.new)?|login"
+                   r"|HTTP(?:Basic|Digest|Proxy)Auth|(?:Basic|Digest)Auth|basic_auth"
+                   r"|digest_auth|auth[ \t]*=>?)[ \t]*\(")
+_ARGUMENT = re.compile(r"""[ \t]*(?:[bru]?'([^'\\\n]*)'|[bru]?"([^"\\\n]*)"|([^,()'"\[\]{}\n=]*))"""
+                       r"""[ \t]*([,)]?)""")
+_NUMBER = re.compile(r"[0-9]+")
+_MAX_ARGUMENTS = 5
+
+
+def _call_secrets(text: str, found: list[str]) -> None:
+    """``connect(HOST, USER, 'PW')``, ``login(USER, 'PW')``, ``auth=(USER, 'PW')``: the
+    password by its place, when it is a string literal."""
+    for call in _CALL.finditer(text):
+        arguments = _arguments(text, call.end())
+        name = call.group(1)
+        if name.startswith(("connect", "mysql", "PDO", "FTP")):
+            place = 3 if len(arguments) > 3 and _NUMBER.fullmatch(arguments[1][1]) else 2
+        else:
+            place = 1
+        if len(arguments) > place and arguments[place][0]:
+            value = arguments[place][1]
+            if value.strip() and "$" not in value and not value.startswith(("%", "{")):
+                found.append(value)
+
+
+def _arguments(text: str, at: int) -> list[tuple[bool, str]]:
+    """The first positional arguments of a call from ``at``: (a string literal?, its
+    text); none past a keyword argument or a nested bracket."""
+    arguments: list[tuple[bool, str]] = []
+    while len(arguments) < _MAX_ARGUMENTS:
+        match = _ARGUMENT.match(text, at)
+        if match is None:
+            break
+        single, double, bare, end = match.groups()
+        literal = single if single is not None else double
+        if literal is None and not (bare or "").strip():
+            break
+        arguments.append((literal is not None, literal if literal is not None
+                          else (bare or "").strip()))
+        at = match.end()
+        if end != ",":
+            break
+    return arguments
