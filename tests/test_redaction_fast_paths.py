@@ -27,7 +27,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from fetchledger.errors import InvalidArgument
-from fetchledger.identity import command_kinds, secrets
+from fetchledger.identity import command_kinds, command_programs, secrets
 from fetchledger.identity import command_secrets as cs
 from fetchledger.identity.commands import command_locator
 from test_secret_script_paths import _MARKS, _WORDS, _script, _word
@@ -66,6 +66,8 @@ def _both(argv: list[str], script: str) -> tuple[list[object], list[object]]:
     with pytest.MonkeyPatch.context() as patched:
         patched.setattr(cs, "_MEMO", False)
         patched.setattr(cs, "_IS_OPTION", lambda word: True)  # every word asks the cache
+        patched.setattr(command_programs, "PLACED_BY_NAME", False)  # every `NAME:` special
+        patched.setattr(command_programs, "SKIP_INERT", False)  # every word looked at
         slow = _every_way(argv, script)
     return fast, slow
 
@@ -194,6 +196,9 @@ def _by_kinds_both_ways(script: str) -> tuple[list[object], list[object]]:
     fast = every_way()
     with pytest.MonkeyPatch.context() as patched:
         patched.setattr(command_kinds, "ENABLED", False)
+        patched.setattr(cs, "_MEMO", False)
+        patched.setattr(command_programs, "PLACED_BY_NAME", False)
+        patched.setattr(command_programs, "SKIP_INERT", False)
         slow = every_way()
     return fast, slow
 
@@ -239,3 +244,64 @@ def test_the_batched_marks_and_quotes_are_those_of_one_value(values: list[str]) 
     mark = secrets.keyed_mark(b"k" * 32)
     assert mark.many(values) == [mark.__wrapped__(value) for value in values]  # type: ignore[attr-defined]
     assert cs.Recorder.quote_many(values) == [cs.Recorder.quote(value) for value in values]
+
+
+# --- session 8: what the rules gave a word, for a whole script; words no rule looks at ---
+
+_PROGRAM_WORDS = ["curl", "-u", "u:p000001", "u:p2", "-b", "a=1; sid=2", "-E", "c.pem:pw3",
+                  "mysql", "-pp000004", "-p", "db", "docker", "login", "-p", "pw5", "net",
+                  "use", "\\\\srv\\s", "pw6", "/user:al", "sqlplus", "al/pw7@db", "/nolog",
+                  "xfreerdp", "/p:pw8", "/gp:pw9", "/u:al", "htpasswd", "-nb", "-bc", "f",
+                  "redis-cli", "AUTH", "auth", "-a", "nmcli", "password", "wifi-sec.psk",
+                  "pdftk", "user_pw", "rabbitmqctl", "add_user", "al", "vault", "smbclient",
+                  "//srv/s", "-U", "al%pw10", "/usr/bin/mysql", "a/b", "x", "-", "--", ""]
+
+
+@settings(max_examples=1500, deadline=None)
+@given(words=st.lists(st.sampled_from(_PROGRAM_WORDS) | st.sampled_from(_WORDS),
+                      min_size=0, max_size=40))
+@example(words=["curl", *(["-u", "u:p1", "-u", "u:p2"] * 5)])
+@example(words=["curl", *(["-u", "u:p1"] * 9), "docker", "x", "login", "-p", "pw"])
+@example(words=["tool", *(["-u", "u:p1"] * 9), "xfreerdp", "/p:pw", "/u:al"])
+@example(words=["htpasswd", *(["-x", "f"] * 9), "-nb", "u", "pw"])
+def test_the_words_no_program_rule_looks_at_are_skipped_exactly(words: list[str]) -> None:
+    """:func:`command_programs._program_secrets` looking only at programs, options and
+    paths, and each word that changes nothing after a program once, notes the words
+    that looking at every word notes."""
+    fast = command_programs._program_secrets(words)
+    with pytest.MonkeyPatch.context() as patched:
+        patched.setattr(command_programs, "SKIP_INERT", False)
+        slow = command_programs._program_secrets(words)
+    assert fast == slow
+
+
+_LINES = ['{"api_key": "k000001"}', '{"api_key": "k2", "n": 3}', "password: pw4", "token: t5",
+          '"password": "p6"', "{api_key: k7}", "user: al", "-u u:p8", "curl -u u:p9 h",
+          "ssh h 'a b'", "x -u 'a b:c'", "pass: q1", "{x: y}", "a= b", "PASSWORD= p",
+          "git config user.password p10", "export TOKEN=v11", "tool --token v12"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(lines=st.lists(st.sampled_from(_LINES), min_size=1, max_size=24),
+       head=st.sampled_from(["cat <<EOF\n", "", "sh -c 'x'\n"]),
+       digits=st.randoms(use_true_random=False))
+@example(lines=['{"api_key": "k000001"}'] * 20, head="cat <<EOF\n", digits=None)
+@example(lines=["password: pw4", "password: pw5", "{x: y}"] * 6, head="", digits=None)
+@example(lines=["x -u 'a b:c'", "-u u:p8", "ssh h 'a b'"] * 6, head="", digits=None)
+def test_a_script_of_lines_like_a_heredoc_gives_what_the_rules_give(
+        lines: list[str], head: str, digits: object) -> None:
+    """A script of many lines of the shapes a heredoc holds (a JSON line, ``NAME: V``),
+    each line a command: the words of no special word by the plain way (``{"api_key":``
+    names no next word by place), what the rules gave a word again for the whole script
+    (after the same option, or after no option), ``-u USER:PW`` by its one rule; as the
+    rules give it word by word (display, keyed identity, values found, in order)."""
+    if digits is not None:  # other digits in some lines
+        lines = ["".join(str(digits.randrange(10)) if c.isdigit() else c  # type: ignore[attr-defined]
+                         for c in line) if digits.random() < 0.5 else line  # type: ignore[attr-defined]
+                 for line in lines]
+    script = head + "\n".join(lines) + ("\nEOF" if head.startswith("cat") else "")
+    fast, slow = _both(["sh", "-c", script], script)
+    assert fast == slow
+    argv = ["curl", *(word for line in lines for word in line.split())]
+    fast, slow = _both(argv, script)
+    assert fast == slow

@@ -34,8 +34,8 @@ from typing import cast
 from .recorder import Recorder
 from .shapes import may_hold_shapes
 
-__all__ = ["ENABLED", "DigitKinds", "DigitTemplate", "by_digits", "digit_kinds",
-           "digit_template", "masked", "redactor"]
+__all__ = ["ENABLED", "HOLE", "BareTemplate", "DigitKinds", "DigitTemplate", "bare_template",
+           "by_digits", "digit_kinds", "digit_template", "masked", "redactor"]
 
 ENABLED = True  # (tests turn it off to compare with the rules)
 
@@ -179,6 +179,48 @@ def by_digits(template: DigitTemplate, words: Sequence[str], found: list[str],
 
 
 _UNSEEN = object()
+HOLE = object()  # a bare value's place in a command's kind (command_secrets._plan)
+# How the commands of one kind are redacted: the words of the first (its bare values'
+# places aside), where each bare value stands (and whether it is marked), and the
+# values found: (index of a bare value or -1, what follows it)
+BareTemplate = tuple[list[str], list[tuple[int, bool]], list[tuple[int, tuple[str, ...]]]]
+
+
+def bare_template(words: Sequence[str], key: tuple[object, ...], redacted: list[str],
+                  found: list[str], start: int, ends: list[int], mark: Callable[[str], str],
+                  placed_words: AbstractSet[str]) -> BareTemplate | None:
+    """How the commands of ``key``'s kind are redacted, from the first of them (``words``,
+    redacted as ``redacted``, its values ``found[start:]``, each word's ending at
+    ``ends``); None when a word named by place is in it (of ``placed_words``, or ending
+    in ``:`` or ``=``), or when a bare value came out
+    other than as itself (nothing found) or as its mark (itself found, and "" after it
+    for an option's value: its cookies' values)."""
+    literal = [word for word in key if isinstance(word, str)]  # (the rest: holes)
+    if not placed_words.isdisjoint(literal) or any(
+            word[-1:] in (":", "=") or word.rsplit("/", 1)[-1] in placed_words
+            for word in literal):
+        return None
+    bare: list[tuple[int, bool]] = []
+    values_found: list[tuple[int, tuple[str, ...]]] = []
+    last = start
+    for j, end in enumerate(ends):
+        seen = found[last:end]
+        last = end
+        if key[j] is not HOLE:
+            if seen:
+                values_found.append((-1, tuple(seen)))
+            continue
+        word = words[j]
+        if redacted[j] == word and not seen:
+            bare.append((j, False))
+        elif redacted[j] == mark(word) and seen in ([word], [word, ""]):
+            bare.append((j, True))
+            values_found.append((j, tuple(seen[1:])))
+        else:
+            return None
+    return redacted, bare, values_found
+
+
 
 
 class DigitKinds:

@@ -42,12 +42,12 @@ import re
 import shlex
 from collections import deque
 from collections.abc import Callable, Collection, Sequence
-from functools import lru_cache
+from functools import lru_cache, partial
 from itertools import accumulate, compress, count
 from operator import itemgetter, lt, ne
 from typing import cast
 
-from .command_kinds import masked, redactor
+from .command_kinds import HOLE, BareTemplate, bare_template, masked, redactor
 from .command_programs import (
     _PROGRAMS,
     _SHELLS,
@@ -61,9 +61,10 @@ from .command_programs import (
     _program_secrets,
     _script_positions,
     comma_pair,
+    names_next_by_place,
 )
 from .finder import finder as cached_finder
-from .plain_words import no_words, plain_run
+from .plain_words import memo_after_options, no_words, plain_run
 from .quoted_values import SQL_PASSWORD, quoted_values_found
 from .quoted_values import redact_quoted_values as _redact_quoted_values
 from .recorder import MAX_NESTING as _MAX_NESTING
@@ -307,11 +308,13 @@ def _each(redact: Callable[[Mark, list[str]], list[str]], marks: Sequence[Mark],
 
 
 def _redact_words(words: Sequence[str], found: list[str], mark: Mark, depth: int,
-                  ends: list[int] | None = None, *, shapes: bool = True) -> list[str]:
+                  ends: list[int] | None = None, *, shapes: bool = True,
+                  seen: _Seen | None = None) -> list[str]:
     """Each word of one simple command redacted (see :func:`redact_argument` and the
     rules by position, program and script; without ``shapes``, tokens known by their
     shape are left to the caller); the values removed are appended to ``found``, and
-    ``len(found)`` after each word to ``ends`` when it is given."""
+    ``len(found)`` after each word to ``ends`` when it is given. ``seen``: what the rules
+    gave words before (:func:`_by_the_rules`), shared by the commands of one script."""
     # each distinct word once (a short command: as it is), for the three tests below
     programs: Collection[str] = set(words) if len(words) > 8 else words
     if "/" in "".join(programs):
@@ -327,7 +330,7 @@ def _redact_words(words: Sequence[str], found: list[str], mark: Mark, depth: int
     done: set[int] = set()  # scripts: their shapes are marked by their own last pass
     # what the rules gave a word after the same word before (`-token V -token V ...`, a
     # script of one word repeated): its redaction, the values found, whether a script
-    seen: dict[tuple[str, str | None], tuple[str, list[str], bool]] = {}
+    seen = {} if seen is None else seen
     previous: str | None = None
     for i, word in enumerate(words):
         if "-----BEGIN" in word:  # a private key first: its armour looks like `NAME: V`
@@ -355,6 +358,9 @@ def _redact_words(words: Sequence[str], found: list[str], mark: Mark, depth: int
         elif _ACTIVE(word) is None and not word.startswith("-u") \
                 and (previous is None or previous[:1] != "-"):
             redacted.append(word)  # no rule can change it (a test runs them all to check)
+        elif previous in _USER_OPTIONS and ":" in word and _MEMO and not _takes_secret(
+                previous) and not (nested and _blank(word)):  # -u USER:PW: its one rule
+            redacted.append(_user_password(word, "", found, mark))
         else:
             clean, script = _by_the_rules(word, previous, found, mark, depth, nested, seen)
             if script:
@@ -369,14 +375,16 @@ def _redact_words(words: Sequence[str], found: list[str], mark: Mark, depth: int
 
 
 def _by_the_rules(word: str, previous: str | None, found: list[str], mark: Mark,
-                  depth: int, nested: bool,
-                  seen: dict[tuple[str, str | None], tuple[str, list[str], bool]]
-                  ) -> tuple[str, bool]:
+                  depth: int, nested: bool, seen: _Seen) -> tuple[str, bool]:
     """A word of :func:`_redact_words` that a rule may change (or a script inside it:
     ``ssh host 'cmd …'``, ``watch 'cmd …'``), redacted, and whether it was read as a
     script; what the rules gave the same word after the same word before is in ``seen``
-    (the values found with it too)."""
-    again = seen.get((word, previous))
+    (the values found with it too). A word before that is no option (no leading ``-``)
+    is no word before to the rules (they ask only whether it is an option that takes a
+    secret, or ``-u``): such words share one entry, ``None`` (`-u u:V1 -u u:V2`: each
+    ``-u`` after a value)."""
+    key = (word, previous if previous is not None and previous[:1] == "-" else None)
+    again = seen.get(key)
     if again is not None:
         found.extend(again[1])
         return again[0], again[2]
@@ -391,7 +399,7 @@ def _by_the_rules(word: str, previous: str | None, found: list[str], mark: Mark,
     else:
         return word, False
     if _MEMO:
-        seen[word, previous] = (clean, found[at:], script)
+        seen[key] = (clean, found[at:], script)
     return clean, script
 
 
@@ -417,6 +425,9 @@ def _shapes_marked(words: list[str], found: list[str], mark: Mark,
 # Whether _redact_words reuses what the rules gave the same word after the same word
 # (tests turn it off to compare: every word through the rules)
 _MEMO = True
+# a word and the option before it (or None) -> its redaction, the values found, whether
+# it was read as a script
+_Seen = dict[tuple[str, str | None], tuple[str, list[str], bool]]
 _NO_SCRIPTS: frozenset[int] = frozenset()
 # never changed: a command with options gets its own
 _NO_OPTIONS: dict[int, str | tuple[str, str]] = {}
@@ -634,11 +645,14 @@ def _redact_commands(script: ScriptWords, found: list[str], mark: Mark, depth: i
     rich, need, holes = _plan(values, starts)
     plain_words = plain_run(values, need, set(starts), cleans, found, mark, _PLAIN_ASSIGNMENT,
                             lambda word: word in _USER_OPTIONS or _option_takes_secret(word),
-                            _redact_plain_word, depth) if len(need) > 1 else no_words
+                            memo_after_options(_redact_plain_word, lambda: _MEMO), depth
+                            ) if len(need) > 1 else no_words
     done: dict[tuple[str, ...], tuple[list[str], list[str]]] = {}  # a command seen before
-    templates: dict[tuple[object, ...], object] = {}  # a _Template, or None
+    templates: dict[tuple[object, ...], object] = {}  # a BareTemplate, or None
     reused = 0
-    by_kind = redactor(values, mark, found, _redact_words, depth, special=_DIGIT_WORDS,
+    seen: _Seen = {}  # what the rules gave a word, for every command here (_by_the_rules)
+    rules = partial(_redact_words, seen=seen)
+    by_kind = redactor(values, mark, found, rules, depth, special=_DIGIT_WORDS,
                        few=_FEW_COMMANDS) if len(rich) > _FEW_COMMANDS else None
     at = 0
     for command in rich:
@@ -653,14 +667,15 @@ def _redact_commands(script: ScriptWords, found: list[str], mark: Mark, depth: i
         if template is _UNSEEN:  # the first of its kind: run, and keep what it shows
             mark_at = len(found)
             word_ends: list[int] = []
-            cleans[begin:end] = redacted = _redact_words(words, found, mark, depth,
-                                                         word_ends, shapes=False)
-            templates[key] = _template(words, key, redacted, found, mark_at, word_ends, mark)
+            cleans[begin:end] = redacted = rules(words, found, mark, depth, word_ends,
+                                                 shapes=False)
+            templates[key] = bare_template(words, key, redacted, found, mark_at, word_ends,
+                                           mark, _PLACED_WORDS)
             if len(templates) > _FEW_COMMANDS and len(templates) > reused:
                 holes = {}  # kinds seldom come again here (mysql -pV1 db, mysql -pV2 db)
         elif template is not None:
             reused += 1
-            shown, bare, values_found = cast(_Template, template)
+            shown, bare, values_found = cast(BareTemplate, template)
             redacted = list(shown)
             for j, marked in bare:
                 redacted[j] = mark(words[j]) if marked else words[j]
@@ -673,7 +688,7 @@ def _redact_commands(script: ScriptWords, found: list[str], mark: Mark, depth: i
             again = done.get(words)
             if again is None:
                 mark_at = len(found)
-                again = done[words] = (by_kind(words, begin, end) if by_kind else _redact_words(
+                again = done[words] = (by_kind(words, begin, end) if by_kind else rules(
                     words, found, mark, depth, shapes=False), found[mark_at:])
             else:
                 found.extend(again[1])
@@ -693,53 +708,13 @@ _BARE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*").fullmatch
 _NOT_BARE = frozenset({*_SHELLS, *_PROGRAMS, *_PLACED_WORDS, *_PROGRAM_NAMES, "login",
                        *(option for options in PROGRAM_OPTIONS.values() for option in options)})
 _DIGIT_WORDS = frozenset(masked(word) for word in _NOT_BARE if any(c.isdigit() for c in word))
-_HOLE = object()  # a bare value's place in a command's kind
 _UNSEEN = object()
 _FEW_COMMANDS = 8
-# How the commands of one kind are redacted: the words of the first (its bare values'
-# places aside), where each bare value stands (and whether it is marked), and the
-# values found: (index of a bare value or -1, what follows it)
-_Template = tuple[list[str], list[tuple[int, bool]], list[tuple[int, tuple[str, ...]]]]
-
-
-def _template(words: Sequence[str], key: tuple[object, ...], redacted: list[str],
-              found: list[str], start: int, ends: list[int], mark: Mark) -> _Template | None:
-    """How the commands of ``key``'s kind are redacted, from the first of them (``words``,
-    redacted as ``redacted``, its values ``found[start:]``, each word's ending at
-    ``ends``); None when a word named by place is in it, or when a bare value came out
-    other than as itself (nothing found) or as its mark (itself found, and "" after it
-    for an option's value: its cookies' values)."""
-    literal = [word for word in key if isinstance(word, str)]  # (the rest: holes)
-    if not _PLACED_WORDS.isdisjoint(literal) or any(
-            word[-1:] in _PLACED_ENDS or word.rsplit("/", 1)[-1] in _PLACED_WORDS
-            for word in literal):
-        return None
-    bare: list[tuple[int, bool]] = []
-    values_found: list[tuple[int, tuple[str, ...]]] = []
-    last = start
-    for j, end in enumerate(ends):
-        seen = found[last:end]
-        last = end
-        if key[j] is not _HOLE:
-            if seen:
-                values_found.append((-1, tuple(seen)))
-            continue
-        word = words[j]
-        if redacted[j] == word and not seen:
-            bare.append((j, False))
-        elif redacted[j] == mark(word) and seen in ([word], [word, ""]):
-            bare.append((j, True))
-            values_found.append((j, tuple(seen[1:])))
-        else:
-            return None
-    return redacted, bare, values_found
-
-
 def _plan(values: Sequence[str], starts: Sequence[int]
           ) -> tuple[list[int], list[int], dict[str, object]]:
     """The commands that hold a special word, in order; the words of the others that a
     rule can change, in order (each list ends with a sentinel: the number of commands,
-    of words); and the bare values (``_HOLE`` for each) when the rules of commands that
+    of words); and the bare values (``HOLE`` for each) when the rules of commands that
     differ only in them are worth running once (:func:`_template`)."""
     commands = len(starts) - 1
     if len(values) <= _FEW_WORDS:  # a short script (one inside a word): each command whole
@@ -750,8 +725,9 @@ def _plan(values: Sequence[str], starts: Sequence[int]
     distinct = set(values)
     special = distinct & _SPECIAL
     seen = "\0".join(distinct) + "\0"  # (a filter only where one of its words may be)
-    if "=\0" in seen or ":\0" in seen:
-        special.update(word for word in distinct if word[-1:] in _PLACED_ENDS)
+    if "=\0" in seen or ":\0" in seen:  # `password: V` (not `{"api_key": V}`: see below)
+        special.update(word for word in distinct if word[-1:] in _PLACED_ENDS
+                       and names_next_by_place(word))
     special.update(word for word in (filter(_HAS_SLASH, distinct) if "/" in seen else ())
                    if word.rsplit("/", 1)[-1] in _SPECIAL)
     special.update(filter(_KEY_ARMOUR, distinct) if "-----BEGIN" in seen else ())  # (1st)
@@ -772,7 +748,7 @@ def _plan(values: Sequence[str], starts: Sequence[int]
         bare = set(filter(_BARE, distinct)) - _NOT_BARE - special
         if may_hold_shapes("\n".join(bare)):  # a token's shape is looked at (sh -c TOKEN)
             bare = {word for word in bare if not may_hold_shapes(word)}
-        holes = dict.fromkeys(bare, _HOLE)
+        holes = dict.fromkeys(bare, HOLE)
     rich.append(commands)
     need.append(len(values))
     return rich, need, holes
