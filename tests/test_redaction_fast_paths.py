@@ -196,6 +196,7 @@ def _by_kinds_both_ways(script: str) -> tuple[list[object], list[object]]:
     fast = every_way()
     with pytest.MonkeyPatch.context() as patched:
         patched.setattr(command_kinds, "ENABLED", False)
+        patched.setattr(command_kinds, "SINGLE", False)
         patched.setattr(cs, "_MEMO", False)
         patched.setattr(command_programs, "PLACED_BY_NAME", False)
         patched.setattr(command_programs, "SKIP_INERT", False)
@@ -231,6 +232,7 @@ def test_commands_of_one_kind_give_what_the_rules_give(script: str) -> None:
 
 
 _PIECES = ["a", "'", " ", "\0\x03\U000f0001\0", "\0", "\x03", "\U000f0002", "=", "-", "é", "~",
+           "\0\x03\U000f0003", "\x03\U000f0004\0", "@%+:,./_", "1", "\\", "\n",
            "REDACTED", "REDACTED~" + "0f" * 16, "\ud800", "\0\x01\0", "\0\x02\0", "\0\x07\0", ""]
 
 
@@ -240,7 +242,8 @@ _PIECES = ["a", "'", " ", "\0\x03\U000f0001\0", "\0", "\x03", "\U000f0002", "=",
 def test_the_batched_marks_and_quotes_are_those_of_one_value(values: list[str]) -> None:
     """A keyed mark's ``many`` (values encoded at once, looked at as marks only when one
     holds ``REDACTED``) gives each value's mark; ``Recorder.quote_many`` (one pattern
-    pass over a script's changed words) quotes each as ``Recorder.quote``."""
+    pass over a script's changed words; session 8: a word of safe characters and whole
+    slots known at once) quotes each as ``Recorder.quote``."""
     mark = secrets.keyed_mark(b"k" * 32)
     assert mark.many(values) == [mark.__wrapped__(value) for value in values]  # type: ignore[attr-defined]
     assert cs.Recorder.quote_many(values) == [cs.Recorder.quote(value) for value in values]

@@ -38,6 +38,7 @@ __all__ = ["ENABLED", "HOLE", "BareTemplate", "DigitKinds", "DigitTemplate", "ba
            "by_digits", "digit_kinds", "digit_template", "masked", "redactor"]
 
 ENABLED = True  # (tests turn it off to compare with the rules)
+SINGLE = True  # by_digits's way for one value per marked word (tests compare)
 
 _DIGITS = str.maketrans("23456789", "11111111")  # (a 0 stays: 0x1f is no 1x1f)
 _HAS_DIGIT = re.compile("[0-9]").search
@@ -47,10 +48,14 @@ _FIRST_SLOT = 0xF0000
 # (the words the rules rewrote otherwise: index, word, what it became), (each word with
 # marked values: index, and the start, end and mark (its place in the next list) of each
 # value in it), (the values' places in the order the first command recorded them: index,
-# start, end), (each value found: as it is, or its place: index, start, end)
+# start, end), (each value found: as it is, or its place: index, start, end), the first
+# command's words, and when each marked word holds one value: the other words' places and
+# words, and each marked word's place, value's span and mark, and text around it
 DigitTemplate = tuple[list[tuple[int, str, str]],
                       list[tuple[int, tuple[tuple[int, int, int], ...]]],
-                      list[tuple[int, int, int]], list[str | tuple[int, int, int]], list[str]]
+                      list[tuple[int, int, int]], list[str | tuple[int, int, int]], list[str],
+                      tuple[list[int], list[str],
+                            list[tuple[int, int, int, int, str, str]]] | None]
 
 
 def masked(word: str) -> str:
@@ -130,14 +135,38 @@ def digit_template(words: Sequence[str], redacted: Sequence[str], found: Sequenc
             continue
         j = bisect_right(starts, at) - 1
         taken.append((j, at - starts[j], at - starts[j] + len(value)))
-    return rewritten, marked, order, taken, list(words)
+    single = None  # (each word with one marked value, and the others: the usual case)
+    if all(len(spans) == 1 for _, spans in marked):
+        spanned_at = {j for j, _ in marked}
+        others = [j for j in range(len(words)) if j not in spanned_at]
+        single = (others, [words[j] for j in others],
+                  [(j, start, end, k, words[j][:start], words[j][end:])
+                   for j, ((start, end, k),) in marked])
+    return rewritten, marked, order, taken, list(words), single
 
 
 def by_digits(template: DigitTemplate, words: Sequence[str], found: list[str],
               recorder: Recorder) -> list[str] | None:
     """``words`` redacted by ``template`` (its values found appended to ``found``), or
     None when they differ from its kind's first command outside the values it marked."""
-    rewritten, marked, order, taken, first = template
+    rewritten, marked, order, taken, first, single = template
+    if single is not None and SINGLE:  # the same checks and words, without the copies
+        others, expected, spans1 = single  # (one kind: as many words, each as long)
+        if len(words) != len(first) or list(map(words.__getitem__, others)) != expected:
+            return None
+        for j, start, end, _, before, after in spans1:
+            word = words[j]
+            if len(word) != len(first[j]) or word[:start] != before or word[end:] != after:
+                return None
+        out = list(words)
+        for j, _, clean in rewritten:
+            out[j] = clean
+        marks = [recorder(words[j][start:end]) for j, start, end in order]
+        for j, _, _, k, before, after in spans1:
+            out[j] = before + marks[k] + after
+        found.extend([value if isinstance(value, str) else words[value[0]][value[1]:value[2]]
+                      for value in taken])
+        return out
     same = list(words)  # the words with the first one's values: its words, or not alike
     for j, spans in marked:
         word, before = words[j], first[j]
