@@ -121,7 +121,9 @@ def test_the_name_rule_takes_the_short_way_only_when_it_changes_nothing(name: st
 
 _QUOTED_PIECES = ['"', "'", "\\", "token", "TOKEN", "api_key", "=", ":", " = ", "]", "[",
                   "a", "v1", "password", "PASSWD ", "identified by", "x", "-", ".", "\n",
-                  "{", "}", ",", "export ", "os.environ[", "\0", "é"]
+                  "{", "}", ",", "export ", "os.environ[", "\0", "é",
+                  # (session 8: what the case-insensitive SQL words match, spelled oddly)
+                  "paſſword ", "PAſSWD\t", "İdentified\nby ", "ıDENTIFIED BY ", "pass", "ident"]
 
 
 @settings(max_examples=3000, deadline=None)
@@ -308,3 +310,27 @@ def test_a_script_of_lines_like_a_heredoc_gives_what_the_rules_give(
     argv = ["curl", *(word for line in lines for word in line.split())]
     fast, slow = _both(argv, script)
     assert fast == slow
+
+
+@settings(max_examples=3000, deadline=None)
+@given(text=st.lists(st.sampled_from(_QUOTED_PIECES), max_size=30).map("".join))
+@example(text="x paſſword 'v'")
+@example(text="İdentified by 'v'")
+@example(text="ıdentified\tby \"v\"")
+def test_the_sql_hint_finds_every_sql_password(text: str) -> None:
+    """The SQL rule's hint (its words spelled with every character a case-insensitive
+    letter of them matches, no case folding) is in every text the rule matches; the raw
+    text's scan skipped where no keyed quote can open finds what it finds otherwise."""
+    from fetchledger.identity import quoted_values
+
+    long = text * (1 + quoted_values._LONG // (len(text) + 1))  # (long: the fast way)
+    fast = quoted_values.sql_password(text), quoted_values.sql_password(long)
+    fast_found: list[str] = []
+    quoted_values.quoted_values_found(long, fast_found, cs.Recorder())
+    with pytest.MonkeyPatch.context() as patched:
+        patched.setattr(quoted_values, "HINTS", False)
+        slow = quoted_values.sql_password(text), quoted_values.sql_password(long)
+        slow_found: list[str] = []
+        quoted_values.quoted_values_found(long, slow_found, cs.Recorder())
+    assert fast == slow
+    assert fast_found == slow_found

@@ -65,7 +65,7 @@ from .command_programs import (
 )
 from .finder import finder as cached_finder
 from .plain_words import memo_after_options, no_words, plain_run
-from .quoted_values import SQL_PASSWORD, quoted_values_found
+from .quoted_values import quoted_values_found, sql_password
 from .quoted_values import redact_quoted_values as _redact_quoted_values
 from .recorder import MAX_NESTING as _MAX_NESTING
 from .recorder import WORD_BREAK as _WORD_BREAK
@@ -562,7 +562,7 @@ def _could_hold_secrets_as_written(text: str) -> bool:
     secret-bearing scripts first.)"""
     if ":" in text or ("%" in text and _ENCODED_EQUALS.search(text)) or may_hold_shapes(text):
         return True  # (a token or webhook URL: one pass in C, before the scans below)
-    if ("'" in text or '"' in text) and SQL_PASSWORD.search(text):  # (a quote first: fast)
+    if ("'" in text or '"' in text) and sql_password(text):  # (a quote first: fast)
         return True
     if "%" in text and SAMBA_USER_GATE(text):  # mount -o user=USER%PASSWORD
         return True
