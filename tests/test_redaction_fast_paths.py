@@ -334,3 +334,38 @@ def test_the_sql_hint_finds_every_sql_password(text: str) -> None:
         quoted_values.quoted_values_found(long, slow_found, cs.Recorder())
     assert fast == slow
     assert fast_found == slow_found
+
+
+@settings(max_examples=500, deadline=None)
+@given(script=_script(), cut=st.integers(0, 300))
+@example(script=" mysqlx y", cut=250)  # `mysql` where the head is cut, `mysqlx` in the text
+@example(script="echo sshpass", cut=250)
+def test_a_program_named_at_the_start_decides_the_gate_as_the_whole_text_does(
+        script: str, cut: int) -> None:
+    """The gate's early answer (a program named among the first words of a long text,
+    the last word of the first 256 characters left out: it may be cut) is the answer
+    of the scans over the whole text."""
+    text = "x " * (cut // 2) + script + " " + "y " * 150
+    fast = cs._could_hold_secrets_as_written(text)
+    with pytest.MonkeyPatch.context() as patched:
+        patched.setattr(cs, "_HEAD", 10**9)
+        slow = cs._could_hold_secrets_as_written(text)
+    assert fast == slow
+
+
+@settings(max_examples=1500, deadline=None)
+@given(words=st.lists(_word() | st.text("'\"ab$\\\0 ", min_size=1, max_size=6), max_size=12))
+@example(words=["'a", '"b', "c'd'e", "''", '"$\'x"', "a\\'b"])
+@example(words=["'a", "b'c'd", "''", "x"])  # one kind of quote: every one opens or closes
+@example(words=['"a', 'b"c"d', '""', '{"api_key":', '"k1"}'])
+@example(words=['"it\'s"', "'say \"x\"'", "a'b\"c'"])  # a quote inside the other kind
+def test_a_script_s_words_are_unquoted_all_at_once_as_one_by_one(words: list[str]) -> None:
+    """The words of simple quoting unquoted in one pass over them all (joined by NULs:
+    an open quote stops at its word's end) are each word unquoted on its own."""
+    from fetchledger.identity import shellwords
+
+    fast = shellwords._values(words)
+    with pytest.MonkeyPatch.context() as patched:
+        patched.setattr(shellwords, "ALL_AT_ONCE", False)
+        slow = shellwords._values(words)
+    assert fast == slow
