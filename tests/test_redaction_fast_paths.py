@@ -68,6 +68,7 @@ def _both(argv: list[str], script: str) -> tuple[list[object], list[object]]:
         patched.setattr(cs, "_IS_OPTION", lambda word: True)  # every word asks the cache
         patched.setattr(command_programs, "PLACED_BY_NAME", False)  # every `NAME:` special
         patched.setattr(command_programs, "SKIP_INERT", False)  # every word looked at
+        patched.setattr(cs, "HOLES_ONLY", False)  # a bare template's words all written
         slow = _every_way(argv, script)
     return fast, slow
 
@@ -202,6 +203,7 @@ def _by_kinds_both_ways(script: str) -> tuple[list[object], list[object]]:
         patched.setattr(cs, "_MEMO", False)
         patched.setattr(command_programs, "PLACED_BY_NAME", False)
         patched.setattr(command_programs, "SKIP_INERT", False)
+        patched.setattr(cs, "HOLES_ONLY", False)
         slow = every_way()
     return fast, slow
 

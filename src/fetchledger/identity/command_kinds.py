@@ -210,9 +210,11 @@ def by_digits(template: DigitTemplate, words: Sequence[str], found: list[str],
 _UNSEEN = object()
 HOLE = object()  # a bare value's place in a command's kind (command_secrets._plan)
 # How the commands of one kind are redacted: the words of the first (its bare values'
-# places aside), where each bare value stands (and whether it is marked), and the
-# values found: (index of a bare value or -1, what follows it)
-BareTemplate = tuple[list[str], list[tuple[int, bool]], list[tuple[int, tuple[str, ...]]]]
+# places aside), where each bare value stands (and whether it is marked), the
+# values found: (index of a bare value or -1, what follows it), and when the rules
+# changed no other word: the places of the marked bare values
+BareTemplate = tuple[list[str], list[tuple[int, bool]], list[tuple[int, tuple[str, ...]]],
+                     list[int] | None]
 
 
 def bare_template(words: Sequence[str], key: tuple[object, ...], redacted: list[str],
@@ -247,7 +249,8 @@ def bare_template(words: Sequence[str], key: tuple[object, ...], redacted: list[
             values_found.append((j, tuple(seen[1:])))
         else:
             return None
-    return redacted, bare, values_found
+    unchanged = all(redacted[j] == words[j] for j, word in enumerate(key) if word is not HOLE)
+    return redacted, bare, values_found, [j for j, marked in bare if marked] if unchanged else None
 
 
 

@@ -680,15 +680,19 @@ def _redact_commands(script: ScriptWords, found: list[str], mark: Mark, depth: i
                 holes = {}  # kinds seldom come again here (mysql -pV1 db, mysql -pV2 db)
         elif template is not None:
             reused += 1
-            shown, bare, values_found = cast(BareTemplate, template)
-            redacted = list(shown)
-            for j, marked in bare:
-                redacted[j] = mark(words[j]) if marked else words[j]
+            shown, bare, values_found, marked_only = cast(BareTemplate, template)
+            if marked_only is not None and HOLES_ONLY:  # (its other words as they are)
+                for j in marked_only:
+                    cleans[begin + j] = mark(words[j])
+            else:
+                redacted = list(shown)
+                for j, marked in bare:
+                    redacted[j] = mark(words[j]) if marked else words[j]
+                cleans[begin:end] = redacted
             for j, tail in values_found:
                 if j >= 0:
                     found.append(words[j])
                 found.extend(tail)
-            cleans[begin:end] = redacted
         else:  # as before when seen before, else by its kind (digits aside) or the rules
             again = done.get(words)
             if again is None:
@@ -715,6 +719,7 @@ _NOT_BARE = frozenset({*_SHELLS, *_PROGRAMS, *_PLACED_WORDS, *_PROGRAM_NAMES, "l
 _DIGIT_WORDS = frozenset(masked(word) for word in _NOT_BARE if any(c.isdigit() for c in word))
 _UNSEEN = object()
 _FEW_COMMANDS = 8
+HOLES_ONLY = True  # a bare template that changed only its values writes only them (tests)
 def _plan(values: Sequence[str], starts: Sequence[int]
           ) -> tuple[list[int], list[int], dict[str, object]]:
     """The commands that hold a special word, in order; the words of the others that a
