@@ -371,3 +371,16 @@ def test_a_script_s_words_are_unquoted_all_at_once_as_one_by_one(words: list[str
         patched.setattr(shellwords, "ALL_AT_ONCE", False)
         slow = shellwords._values(words)
     assert fast == slow
+
+
+@settings(max_examples=1000, deadline=None)
+@given(words=st.lists(st.text(max_size=6) | st.sampled_from(_WORDS), max_size=12))
+@example(words=["", "a", "a b", "é", "~", "'", "REDACTED~" + "0f" * 16, "x=1", "-u"])
+def test_the_command_line_is_joined_as_shlex_joins_it(words: list[str]) -> None:
+    """The locator's join (each word's test in one C-level map) is :func:`shlex.join`."""
+    import shlex
+
+    from fetchledger.identity.commands import shell_join
+
+    assert shell_join(words) == shlex.join(words)
+

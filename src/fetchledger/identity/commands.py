@@ -11,6 +11,7 @@ Secrets are redacted by the command-line rules of :mod:`.secrets`.
 from __future__ import annotations
 
 import os
+import re
 import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -70,11 +71,22 @@ def command_locator(
     found: list[str] = []
     shown, keyed = _shown_argv(argv, shell=shell, marks=(plain_mark, keyed_mark(key)),
                                found=found)
-    line = shlex.join(shown)
-    return CommandLocator("command", f"{shlex.join(keyed)} (in {folder})",
+    line = shell_join(shown)
+    return CommandLocator("command", f"{shell_join(keyed)} (in {folder})",
                           f"{line} (in {folder})", argv=shown, cwd=folder,
                           command_line=shown[2] if shell else line,
                           secrets=tuple(secret_forms(found)))
+
+
+_UNSAFE = re.compile(r"[^\w@%+=:,./-]", re.ASCII).search  # what shlex.quote quotes
+
+
+def shell_join(words: Sequence[str]) -> str:
+    """:func:`shlex.join` of ``words``, the test of each word run by one C-level map
+    (15,000 words of a long argv: no Python call for each safe one)."""
+    return " ".join([word if unsafe is None and word else shlex.quote(word)
+                     for word, unsafe in zip(words, map(_UNSAFE, words), strict=True)])
+
 
 
 def command_line(argv: Sequence[str], *, shell: bool = False) -> str:
