@@ -63,10 +63,12 @@ def command_locator(
     """
     if not argv or not any(argv) or (shell and not " ".join(argv).strip()):
         raise InvalidArgument("no command to run", hint=Hint("{run}"))
-    if any("\0" in arg for arg in argv):
+    joined = "".join(argv)  # (each test below once over all of them: a long argv)
+    if "\0" in joined:
         raise InvalidArgument("a command argument contains a NUL byte")
-    for arg in argv:
-        _check_utf8(arg, "a command argument")
+    if not joined.isascii():  # (else every one is UTF-8; a lone surrogate is in one)
+        for arg in argv:
+            _check_utf8(arg, "a command argument")
     folder = working_directory(cwd)
     found: list[str] = []
     shown, keyed = _shown_argv(argv, shell=shell, marks=(plain_mark, keyed_mark(key)),
