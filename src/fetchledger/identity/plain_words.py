@@ -66,24 +66,25 @@ _Rules = Callable[[str, str | None, list[str], Mark, int, bool], str]
 
 def memo_after_options(rules: _Rules, enabled: Callable[[], bool]) -> _Rules:
     """``rules(word, previous, found, mark, depth, nested)`` for the words of one script
-    (one mark, one depth), what they gave a word after the same option before, or after
-    no option, given again (``{"api_key":`` on each line of a heredoc). A word before
-    that is no option (no leading ``-``) is none to the rules: they ask of it only
-    whether it is an option that takes a secret, or ``-u``. Nothing is kept while
-    ``enabled()`` is false (tests compare)."""
-    memo: dict[tuple[str, str | None], tuple[str, list[str]]] = {}
+    (one mark, one depth), what they gave a word after no option given again
+    (``{"api_key":`` on each line of a heredoc): a word before that is no option (no
+    leading ``-``) is none to the rules, which ask of it only whether it is an option
+    that takes a secret, or ``-u``. (A word after an option, mostly a distinct value,
+    goes to the rules.) Nothing is kept while ``enabled()`` is false (tests compare)."""
+    memo: dict[str, tuple[str, list[str]]] = {}
 
     def redact(word: str, previous: str | None, found: list[str], mark: Mark, depth: int,
                nested: bool) -> str:
-        key = (word, previous if previous is not None and previous[:1] == "-" else None)
-        again = memo.get(key)
+        if previous is not None and previous[:1] == "-":  # (an option's value: seldom again)
+            return rules(word, previous, found, mark, depth, nested)
+        again = memo.get(word)
         if again is not None:
             found.extend(again[1])
             return again[0]
         at = len(found)
         clean = rules(word, previous, found, mark, depth, nested)
         if enabled():
-            memo[key] = (clean, found[at:])
+            memo[word] = (clean, found[at:])
         return clean
 
     return redact
