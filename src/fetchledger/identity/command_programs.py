@@ -182,10 +182,10 @@ def _program_secrets(words: Sequence[str]) -> dict[int, str | tuple[str, str]]:
     glued: tuple[tuple[str, str], ...] = ()
     waiting_login = False
     program_at, program_name = -1, ""
-    last = len(words) - 1
+    last, (looked, skip) = len(words) - 1, _looked_at(words)
     inert: dict[tuple[str, str], bool] = {}  # (program, word): whether it changes nothing
-    for i, word in _looked_at(words):
-        if not waiting_login and _skipped(word, program_name, inert):
+    for i, word in looked:
+        if skip and not waiting_login and _skipped(word, program_name, inert):
             continue
         program = word if "/" not in word else word.rsplit("/", 1)[-1]
         if program in PROGRAM_OPTIONS:
@@ -253,21 +253,24 @@ def _skipped(word: str, program: str, inert: dict[tuple[str, str], bool]) -> boo
     return known
 
 
-def _looked_at(words: Sequence[str]) -> Iterable[tuple[int, str]]:
-    """The places and words of ``words`` that :func:`_program_secrets` may act on: a program, an
-    option (every glued option and cluster starts with ``-`` or ``/``), a path or logon
-    (``/``); all of them after a program waiting for its ``login`` verb (docker).
-    The others change nothing there (7,692 ``u:V`` after ``-u``: skipped in C)."""
+def _looked_at(words: Sequence[str]) -> tuple[Iterable[tuple[int, str]], bool]:
+    """The places and words of ``words`` that :func:`_program_secrets` may act on: a
+    program, an option (every glued option and cluster starts with ``-`` or ``/``), a
+    path or logon (``/``); all of them after a program waiting for its ``login`` verb
+    (docker). The others change nothing there (7,692 ``u:V`` after ``-u``: skipped in
+    C). And whether to skip each word known to change nothing (:func:`_skipped`): where
+    those looked at repeat (the 7,692 ``-u``), not where they are distinct (URLs)."""
     if not SKIP_INERT or len(words) <= 16:
-        return enumerate(words)
+        return enumerate(words), False
     distinct = set(words)
-    names = {word.rsplit("/", 1)[-1] for word in distinct if "/" in word} | distinct
-    if not _NEEDS_LOGIN.isdisjoint(names):
-        return enumerate(words)
+    joined = "\0".join(distinct)  # (a program waiting for login: its name is in a word)
+    if any(name in joined for name in _NEEDS_LOGIN) and not _NEEDS_LOGIN.isdisjoint(
+            {word.rsplit("/", 1)[-1] for word in distinct if "/" in word} | distinct):
+        return enumerate(words), False
     active = {word for word in distinct if word[:1] in ("-", "/") or "/" in word
               or word in PROGRAM_OPTIONS or word in _OPTION_WORDS}
     places = list(compress(count(), map(active.__contains__, words)))
-    return zip(places, map(words.__getitem__, places), strict=True)
+    return zip(places, map(words.__getitem__, places), strict=True), 2 * len(active) < len(places)
 
 
 def _logon(word: str, i: int, values: dict[int, str | tuple[str, str]]) -> bool:
