@@ -360,6 +360,8 @@ def _redact_words(words: Sequence[str], found: list[str], mark: Mark, depth: int
             redacted.append(word)  # no rule can change it (a test runs them all to check)
         elif previous in _USER_OPTIONS and ":" in word and _MEMO and not _takes_secret(
                 previous) and not (nested and _blank(word)):  # -u USER:PW: its one rule
+            # (what the rules give it: redact_argument's user-option branch; with the
+            # memo off, tests take it through them)
             redacted.append(_user_password(word, "", found, mark))
         else:
             clean, script = _by_the_rules(word, previous, found, mark, depth, nested, seen)
