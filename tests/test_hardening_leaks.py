@@ -233,6 +233,10 @@ def _distinct_shapes(size: int) -> dict[str, list[str]]:
             f"""curl -d '{{"token": "v{i:06d}"}}' u""" for i in range(size // 30))],
         "sh -c \"sh -c '...'\"": ["sh", "-c", "sh -c \"sh -c '" + "; ".join(
             f"export TOKEN={i:06d}" for i in range(size // 22)) + "'\""],
+        # session 8: the two other 100k shapes over 50 ms in session 7
+        "-u u:V options": ["curl", *(w for i in range(size // 13) for w in ("-u", f"u:p{i:06d}"))],
+        "sh -c, a heredoc of JSON api_key lines": ["sh", "-c", "cat <<EOF\n" + "\n".join(
+            f'{{"api_key": "k{i:06d}"}}' for i in range(size // 22)) + "\nEOF"],
     }
 
 

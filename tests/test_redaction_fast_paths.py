@@ -27,7 +27,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from fetchledger.errors import InvalidArgument
-from fetchledger.identity import command_kinds, secrets
+from fetchledger.identity import command_kinds, command_programs, secrets
 from fetchledger.identity import command_secrets as cs
 from fetchledger.identity.commands import command_locator
 from test_secret_script_paths import _MARKS, _WORDS, _script, _word
@@ -66,6 +66,9 @@ def _both(argv: list[str], script: str) -> tuple[list[object], list[object]]:
     with pytest.MonkeyPatch.context() as patched:
         patched.setattr(cs, "_MEMO", False)
         patched.setattr(cs, "_IS_OPTION", lambda word: True)  # every word asks the cache
+        patched.setattr(command_programs, "PLACED_BY_NAME", False)  # every `NAME:` special
+        patched.setattr(command_programs, "SKIP_INERT", False)  # every word looked at
+        patched.setattr(cs, "HOLES_ONLY", False)  # a bare template's words all written
         slow = _every_way(argv, script)
     return fast, slow
 
@@ -119,7 +122,9 @@ def test_the_name_rule_takes_the_short_way_only_when_it_changes_nothing(name: st
 
 _QUOTED_PIECES = ['"', "'", "\\", "token", "TOKEN", "api_key", "=", ":", " = ", "]", "[",
                   "a", "v1", "password", "PASSWD ", "identified by", "x", "-", ".", "\n",
-                  "{", "}", ",", "export ", "os.environ[", "\0", "é"]
+                  "{", "}", ",", "export ", "os.environ[", "\0", "é",
+                  # (session 8: what the case-insensitive SQL words match, spelled oddly)
+                  "paſſword ", "PAſSWD\t", "İdentified\nby ", "ıDENTIFIED BY ", "pass", "ident"]
 
 
 @settings(max_examples=3000, deadline=None)
@@ -194,6 +199,11 @@ def _by_kinds_both_ways(script: str) -> tuple[list[object], list[object]]:
     fast = every_way()
     with pytest.MonkeyPatch.context() as patched:
         patched.setattr(command_kinds, "ENABLED", False)
+        patched.setattr(command_kinds, "SINGLE", False)
+        patched.setattr(cs, "_MEMO", False)
+        patched.setattr(command_programs, "PLACED_BY_NAME", False)
+        patched.setattr(command_programs, "SKIP_INERT", False)
+        patched.setattr(cs, "HOLES_ONLY", False)
         slow = every_way()
     return fast, slow
 
@@ -226,6 +236,7 @@ def test_commands_of_one_kind_give_what_the_rules_give(script: str) -> None:
 
 
 _PIECES = ["a", "'", " ", "\0\x03\U000f0001\0", "\0", "\x03", "\U000f0002", "=", "-", "é", "~",
+           "\0\x03\U000f0003", "\x03\U000f0004\0", "@%+:,./_", "1", "\\", "\n",
            "REDACTED", "REDACTED~" + "0f" * 16, "\ud800", "\0\x01\0", "\0\x02\0", "\0\x07\0", ""]
 
 
@@ -235,7 +246,171 @@ _PIECES = ["a", "'", " ", "\0\x03\U000f0001\0", "\0", "\x03", "\U000f0002", "=",
 def test_the_batched_marks_and_quotes_are_those_of_one_value(values: list[str]) -> None:
     """A keyed mark's ``many`` (values encoded at once, looked at as marks only when one
     holds ``REDACTED``) gives each value's mark; ``Recorder.quote_many`` (one pattern
-    pass over a script's changed words) quotes each as ``Recorder.quote``."""
+    pass over a script's changed words; session 8: a word of safe characters and whole
+    slots known at once) quotes each as ``Recorder.quote``."""
     mark = secrets.keyed_mark(b"k" * 32)
     assert mark.many(values) == [mark.__wrapped__(value) for value in values]  # type: ignore[attr-defined]
     assert cs.Recorder.quote_many(values) == [cs.Recorder.quote(value) for value in values]
+
+
+# --- session 8: what the rules gave a word, for a whole script; words no rule looks at ---
+
+_PROGRAM_WORDS = ["curl", "-u", "u:p000001", "u:p2", "-b", "a=1; sid=2", "-E", "c.pem:pw3",
+                  "mysql", "-pp000004", "-p", "db", "docker", "login", "-p", "pw5", "net",
+                  "use", "\\\\srv\\s", "pw6", "/user:al", "sqlplus", "al/pw7@db", "/nolog",
+                  "xfreerdp", "/p:pw8", "/gp:pw9", "/u:al", "htpasswd", "-nb", "-bc", "f",
+                  "redis-cli", "AUTH", "auth", "-a", "nmcli", "password", "wifi-sec.psk",
+                  "pdftk", "user_pw", "rabbitmqctl", "add_user", "al", "vault", "smbclient",
+                  "//srv/s", "-U", "al%pw10", "/usr/bin/mysql", "a/b", "x", "-", "--", ""]
+
+
+@settings(max_examples=1500, deadline=None)
+@given(words=st.lists(st.sampled_from(_PROGRAM_WORDS) | st.sampled_from(_WORDS),
+                      min_size=0, max_size=40))
+@example(words=["curl", *(["-u", "u:p1", "-u", "u:p2"] * 5)])
+@example(words=["curl", *(["-u", "u:p1"] * 9), "docker", "x", "login", "-p", "pw"])
+@example(words=["tool", *(["-u", "u:p1"] * 9), "xfreerdp", "/p:pw", "/u:al"])
+@example(words=["htpasswd", *(["-x", "f"] * 9), "-nb", "u", "pw"])
+def test_the_words_no_program_rule_looks_at_are_skipped_exactly(words: list[str]) -> None:
+    """:func:`command_programs._program_secrets` looking only at programs, options and
+    paths, and each word that changes nothing after a program once, notes the words
+    that looking at every word notes."""
+    fast = command_programs._program_secrets(words)
+    with pytest.MonkeyPatch.context() as patched:
+        patched.setattr(command_programs, "SKIP_INERT", False)
+        slow = command_programs._program_secrets(words)
+    assert fast == slow
+
+
+_LINES = ['{"api_key": "k000001"}', '{"api_key": "k2", "n": 3}', "password: pw4", "token: t5",
+          '"password": "p6"', "{api_key: k7}", "user: al", "-u u:p8", "curl -u u:p9 h",
+          "ssh h 'a b'", "x -u 'a b:c'", "pass: q1", "{x: y}", "a= b", "PASSWORD= p",
+          "git config user.password p10", "export TOKEN=v11", "tool --token v12"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(lines=st.lists(st.sampled_from(_LINES), min_size=1, max_size=24),
+       head=st.sampled_from(["cat <<EOF\n", "", "sh -c 'x'\n"]),
+       digits=st.randoms(use_true_random=False))
+@example(lines=['{"api_key": "k000001"}'] * 20, head="cat <<EOF\n", digits=None)
+@example(lines=["password: pw4", "password: pw5", "{x: y}"] * 6, head="", digits=None)
+@example(lines=["x -u 'a b:c'", "-u u:p8", "ssh h 'a b'"] * 6, head="", digits=None)
+def test_a_script_of_lines_like_a_heredoc_gives_what_the_rules_give(
+        lines: list[str], head: str, digits: object) -> None:
+    """A script of many lines of the shapes a heredoc holds (a JSON line, ``NAME: V``),
+    each line a command: the words of no special word by the plain way (``{"api_key":``
+    names no next word by place), what the rules gave a word again for the whole script
+    (after the same option, or after no option), ``-u USER:PW`` by its one rule; as the
+    rules give it word by word (display, keyed identity, values found, in order)."""
+    if digits is not None:  # other digits in some lines
+        lines = ["".join(str(digits.randrange(10)) if c.isdigit() else c  # type: ignore[attr-defined]
+                         for c in line) if digits.random() < 0.5 else line  # type: ignore[attr-defined]
+                 for line in lines]
+    script = head + "\n".join(lines) + ("\nEOF" if head.startswith("cat") else "")
+    fast, slow = _both(["sh", "-c", script], script)
+    assert fast == slow
+    argv = ["curl", *(word for line in lines for word in line.split())]
+    fast, slow = _both(argv, script)
+    assert fast == slow
+
+
+@settings(max_examples=3000, deadline=None)
+@given(text=st.lists(st.sampled_from(_QUOTED_PIECES), max_size=30).map("".join))
+@example(text="x paſſword 'v'")
+@example(text="İdentified by 'v'")
+@example(text="ıdentified\tby \"v\"")
+def test_the_sql_hint_finds_every_sql_password(text: str) -> None:
+    """The SQL rule's hint (its words spelled with every character a case-insensitive
+    letter of them matches, no case folding) is in every text the rule matches; the raw
+    text's scan skipped where no keyed quote can open finds what it finds otherwise."""
+    from fetchledger.identity import quoted_values
+
+    long = text * (1 + quoted_values._LONG // (len(text) + 1))  # (long: the fast way)
+    fast = quoted_values.sql_password(text), quoted_values.sql_password(long)
+    fast_found: list[str] = []
+    quoted_values.quoted_values_found(long, fast_found, cs.Recorder())
+    with pytest.MonkeyPatch.context() as patched:
+        patched.setattr(quoted_values, "HINTS", False)
+        slow = quoted_values.sql_password(text), quoted_values.sql_password(long)
+        slow_found: list[str] = []
+        quoted_values.quoted_values_found(long, slow_found, cs.Recorder())
+    assert fast == slow
+    assert fast_found == slow_found
+
+
+@settings(max_examples=500, deadline=None)
+@given(script=_script(), cut=st.integers(0, 300))
+@example(script=" mysqlx y", cut=250)  # `mysql` where the head is cut, `mysqlx` in the text
+@example(script="echo sshpass", cut=250)
+def test_a_program_named_at_the_start_decides_the_gate_as_the_whole_text_does(
+        script: str, cut: int) -> None:
+    """The gate's early answer (a program named among the first words of a long text,
+    the last word of the first 256 characters left out: it may be cut) is the answer
+    of the scans over the whole text."""
+    text = "x " * (cut // 2) + script + " " + "y " * 150
+    fast = cs._could_hold_secrets_as_written(text)
+    with pytest.MonkeyPatch.context() as patched:
+        patched.setattr(cs, "_HEAD", 10**9)
+        slow = cs._could_hold_secrets_as_written(text)
+    assert fast == slow
+
+
+@settings(max_examples=1500, deadline=None)
+@given(words=st.lists(_word() | st.text("'\"ab$\\\0 ", min_size=1, max_size=6), max_size=12))
+@example(words=["'a", '"b', "c'd'e", "''", '"$\'x"', "a\\'b"])
+@example(words=["'a", "b'c'd", "''", "x"])  # one kind of quote: every one opens or closes
+@example(words=['"a', 'b"c"d', '""', '{"api_key":', '"k1"}'])
+@example(words=['"it\'s"', "'say \"x\"'", "a'b\"c'"])  # a quote inside the other kind
+def test_a_script_s_words_are_unquoted_all_at_once_as_one_by_one(words: list[str]) -> None:
+    """The words of simple quoting unquoted in one pass over them all (joined by NULs:
+    an open quote stops at its word's end) are each word unquoted on its own."""
+    from fetchledger.identity import shellwords
+
+    fast = shellwords._values(words)
+    with pytest.MonkeyPatch.context() as patched:
+        patched.setattr(shellwords, "ALL_AT_ONCE", False)
+        slow = shellwords._values(words)
+    assert fast == slow
+
+
+@settings(max_examples=1000, deadline=None)
+@given(words=st.lists(st.text(max_size=6) | st.sampled_from(_WORDS), max_size=12))
+@example(words=["", "a", "a b", "é", "~", "'", "REDACTED~" + "0f" * 16, "x=1", "-u"])
+def test_the_command_line_is_joined_as_shlex_joins_it(words: list[str]) -> None:
+    """The locator's join (each word's test in one C-level map) is :func:`shlex.join`."""
+    import shlex
+
+    from fetchledger.identity.commands import shell_join
+
+    assert shell_join(words) == shlex.join(words)
+
+
+
+def test_thousands_of_distinct_values_take_the_rules_once_per_kind_of_word() -> None:
+    """Session 8 (the two 100k shapes still over 50 ms after session 7): 7,692 ``-u
+    u:V`` as argv and a heredoc of 4,545 JSON ``api_key`` lines ran the rules for every
+    word (15,384 ``redact_argument`` calls) and every line (4,545 ``_redact_words``):
+    now a word after the same option is taken apart once, ``-u USER:PW`` by its one
+    rule, and the heredoc's lines, whose ``{"api_key":`` names nothing by place, by the
+    plain way. Counted, not timed (a loaded machine cannot fail it)."""
+    argv = ["curl", *(w for i in range(2000) for w in ("-u", f"u:p{i:06d}"))]
+    script = "cat <<EOF\n" + "\n".join(f'{{"api_key": "k{i:06d}"}}' for i in range(2000)) \
+        + "\nEOF"
+    calls = {"redact_argument": 0, "_redact_words": 0}
+    with pytest.MonkeyPatch.context() as patched:
+        for name in calls:
+            def counted(*args: object, _rule: object = getattr(cs, name), _name: str = name,
+                        **kwargs: object) -> object:
+                calls[_name] += 1
+                return _rule(*args, **kwargs)  # type: ignore[operator]
+
+            patched.setattr(cs, name, counted)
+        argv_locator = command_locator(argv, key=b"k" * 32)
+        argument_calls, calls["redact_argument"] = calls["redact_argument"], 0
+        calls["_redact_words"] = 0
+        script_locator = command_locator(["sh", "-c", script], key=b"k" * 32)
+    assert argument_calls <= 8, argument_calls
+    assert calls["_redact_words"] <= 8, calls["_redact_words"]
+    assert "p001999" not in argv_locator.locator and "k001999" not in script_locator.locator
+    assert argv_locator.display.count("u:REDACTED") == 2000
+    assert script_locator.display.count("REDACTED") == 2000

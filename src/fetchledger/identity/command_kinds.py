@@ -35,10 +35,11 @@ from .recorder import WORD_BREAK, Recorder
 from .secrets import Mark
 from .shapes import may_hold_shapes, redact_shapes
 
-__all__ = ["ENABLED", "DigitKinds", "DigitTemplate", "by_digits", "digit_kinds",
-           "digit_template", "masked", "redactor"]
+__all__ = ["ENABLED", "HOLE", "BareTemplate", "DigitKinds", "DigitTemplate", "bare_template",
+           "by_digits", "digit_kinds", "digit_template", "masked", "redactor"]
 
 ENABLED = True  # (tests turn it off to compare with the rules)
+SINGLE = True  # by_digits's way for one value per marked word (tests compare)
 
 _DIGITS = str.maketrans("23456789", "11111111")  # (a 0 stays: 0x1f is no 1x1f)
 _HAS_DIGIT = re.compile("[0-9]").search
@@ -48,10 +49,14 @@ _FIRST_SLOT = 0xF0000
 # (the words the rules rewrote otherwise: index, word, what it became), (each word with
 # marked values: index, and the start, end and mark (its place in the next list) of each
 # value in it), (the values' places in the order the first command recorded them: index,
-# start, end), (each value found: as it is, or its place: index, start, end)
+# start, end), (each value found: as it is, or its place: index, start, end), the first
+# command's words, and when each marked word holds one value: the other words' places and
+# words, and each marked word's place, value's span and mark, and text around it
 DigitTemplate = tuple[list[tuple[int, str, str]],
                       list[tuple[int, tuple[tuple[int, int, int], ...]]],
-                      list[tuple[int, int, int]], list[str | tuple[int, int, int]], list[str]]
+                      list[tuple[int, int, int]], list[str | tuple[int, int, int]], list[str],
+                      tuple[list[int], list[str],
+                            list[tuple[int, int, int, int, str, str]]] | None]
 
 
 def masked(word: str) -> str:
@@ -131,14 +136,38 @@ def digit_template(words: Sequence[str], redacted: Sequence[str], found: Sequenc
             continue
         j = bisect_right(starts, at) - 1
         taken.append((j, at - starts[j], at - starts[j] + len(value)))
-    return rewritten, marked, order, taken, list(words)
+    single = None  # (each word with one marked value, and the others: the usual case)
+    if all(len(spans) == 1 for _, spans in marked):
+        spanned_at = {j for j, _ in marked}
+        others = [j for j in range(len(words)) if j not in spanned_at]
+        single = (others, [words[j] for j in others],
+                  [(j, start, end, k, words[j][:start], words[j][end:])
+                   for j, ((start, end, k),) in marked])
+    return rewritten, marked, order, taken, list(words), single
 
 
 def by_digits(template: DigitTemplate, words: Sequence[str], found: list[str],
               recorder: Recorder) -> list[str] | None:
     """``words`` redacted by ``template`` (its values found appended to ``found``), or
     None when they differ from its kind's first command outside the values it marked."""
-    rewritten, marked, order, taken, first = template
+    rewritten, marked, order, taken, first, single = template
+    if single is not None and SINGLE:  # the same checks and words, without the copies
+        others, expected, spans1 = single  # (one kind: as many words, each as long)
+        if len(words) != len(first) or list(map(words.__getitem__, others)) != expected:
+            return None
+        for j, start, end, _, before, after in spans1:
+            word = words[j]
+            if len(word) != len(first[j]) or word[:start] != before or word[end:] != after:
+                return None
+        out = list(words)
+        for j, _, clean in rewritten:
+            out[j] = clean
+        marks = [recorder(words[j][start:end]) for j, start, end in order]
+        for j, _, _, k, before, after in spans1:
+            out[j] = before + marks[k] + after
+        found.extend([value if isinstance(value, str) else words[value[0]][value[1]:value[2]]
+                      for value in taken])
+        return out
     same = list(words)  # the words with the first one's values: its words, or not alike
     for j, spans in marked:
         word, before = words[j], first[j]
@@ -180,6 +209,51 @@ def by_digits(template: DigitTemplate, words: Sequence[str], found: list[str],
 
 
 _UNSEEN = object()
+HOLE = object()  # a bare value's place in a command's kind (command_secrets._plan)
+# How the commands of one kind are redacted: the words of the first (its bare values'
+# places aside), where each bare value stands (and whether it is marked), the
+# values found: (index of a bare value or -1, what follows it), and when the rules
+# changed no other word: the places of the marked bare values
+BareTemplate = tuple[list[str], list[tuple[int, bool]], list[tuple[int, tuple[str, ...]]],
+                     list[int] | None]
+
+
+def bare_template(words: Sequence[str], key: tuple[object, ...], redacted: list[str],
+                  found: list[str], start: int, ends: list[int], mark: Callable[[str], str],
+                  placed_words: AbstractSet[str]) -> BareTemplate | None:
+    """How the commands of ``key``'s kind are redacted, from the first of them (``words``,
+    redacted as ``redacted``, its values ``found[start:]``, each word's ending at
+    ``ends``); None when a word named by place is in it (of ``placed_words``, or ending
+    in ``:`` or ``=``), or when a bare value came out
+    other than as itself (nothing found) or as its mark (itself found, and "" after it
+    for an option's value: its cookies' values)."""
+    literal = [word for word in key if isinstance(word, str)]  # (the rest: holes)
+    if not placed_words.isdisjoint(literal) or any(
+            word[-1:] in (":", "=") or word.rsplit("/", 1)[-1] in placed_words
+            for word in literal):
+        return None
+    bare: list[tuple[int, bool]] = []
+    values_found: list[tuple[int, tuple[str, ...]]] = []
+    last = start
+    for j, end in enumerate(ends):
+        seen = found[last:end]
+        last = end
+        if key[j] is not HOLE:
+            if seen:
+                values_found.append((-1, tuple(seen)))
+            continue
+        word = words[j]
+        if redacted[j] == word and not seen:
+            bare.append((j, False))
+        elif redacted[j] == mark(word) and seen in ([word], [word, ""]):
+            bare.append((j, True))
+            values_found.append((j, tuple(seen[1:])))
+        else:
+            return None
+    unchanged = all(redacted[j] == words[j] for j, word in enumerate(key) if word is not HOLE)
+    return redacted, bare, values_found, [j for j, marked in bare if marked] if unchanged else None
+
+
 
 
 class DigitKinds:

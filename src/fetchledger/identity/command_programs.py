@@ -7,12 +7,13 @@ set``), and where a shell's script stands in its argv (``sh -c SCRIPT``)."""
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from itertools import compress, count
 
 from .secrets import Mark, is_secret_name
 
 __all__ = ["COMMA_PAIRS", "PROGRAM_OPTIONS", "SAMBA_USER", "SAMBA_USER_GATE", "comma_pair",
-           "ntlm_hashes"]
+           "names_next_by_place", "ntlm_hashes"]
 
 _SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "yash", "posh"})
 
@@ -144,6 +145,18 @@ def _bare_secret(name: str) -> bool:
     return bool(_BARE_NAME.fullmatch(name)) and is_secret_name(name)
 
 
+def names_next_by_place(word: str) -> bool:
+    """Whether ``word``, ending in ``:`` or ``=``, may make the next word a secret by
+    where it stands in :func:`_positional_secrets` (a bare secret-like name before them:
+    ``password:``); no other such word (``{"api_key":``, a heredoc's JSON, whose quoted
+    value its own rule finds) makes a command of no other special word need the rules
+    as a whole. With ``PLACED_BY_NAME`` off (tests): every such word."""
+    return not PLACED_BY_NAME or (len(word) > 1 and _bare_secret(word.rstrip(":=")))
+
+
+PLACED_BY_NAME = True
+
+
 def _positional_secrets(words: Sequence[str]) -> dict[int, str]:
     """Index → the prefix kept (``""`` or ``NAME=``), for each word that is a secret by
     where it stands (see :data:`_SPLIT`)."""
@@ -181,10 +194,12 @@ def _program_secrets(words: Sequence[str]) -> dict[int, str | tuple[str, str]]:
     options: dict[str, str] = {}
     glued: tuple[tuple[str, str], ...] = ()
     waiting_login = False
-    program_at = -1
-    program_name = ""
-    last = len(words) - 1
-    for i, word in enumerate(words):
+    program_at, program_name = -1, ""
+    last, (looked, skip) = len(words) - 1, _looked_at(words)
+    inert: dict[tuple[str, str], bool] = {}  # (program, word): whether it changes nothing
+    for i, word in looked:
+        if skip and not waiting_login and _skipped(word, program_name, inert):
+            continue
         program = word if "/" not in word else word.rsplit("/", 1)[-1]
         if program in PROGRAM_OPTIONS:
             options, glued = PROGRAM_OPTIONS[program], _GLUED[program]
@@ -227,6 +242,49 @@ def _program_secrets(words: Sequence[str]) -> dict[int, str | tuple[str, str]]:
         if glued and i not in values:
             _glued_value(word, i, glued, values)
     return values
+
+
+SKIP_INERT = True  # (tests turn it off to compare: every word through the loop)
+# Every word an option of a program is, but those of a dash (or slash: /p:)
+_OPTION_WORDS = frozenset(option for options in PROGRAM_OPTIONS.values()
+                          for option in options if option[:1] not in ("-", "/"))
+
+
+def _skipped(word: str, program: str, inert: dict[tuple[str, str], bool]) -> bool:
+    """Whether ``word`` (not waited for as a verb), after ``program`` (or none yet), makes
+    :func:`_program_secrets` note nothing and change nothing: no program, no option of
+    it, no logon, no cluster, no glued option's start (the 7,692 ``-u`` of ``curl -u
+    u:V1 -u u:V2 ...``: each after the first skipped); asked once per program and word."""
+    known = inert.get((program, word))
+    if known is None:
+        options = PROGRAM_OPTIONS.get(program, {})
+        flag = _CLUSTER.get(program)
+        known = inert[program, word] = SKIP_INERT and (
+            (word if "/" not in word else word.rsplit("/", 1)[-1]) not in PROGRAM_OPTIONS
+            and word not in options and not ("" in options and "/" in word)
+            and not (flag is not None and word[:1] == "-" and flag in word[1:])
+            and not any(word.startswith(option) for option, _ in _GLUED.get(program, ())))
+    return known
+
+
+def _looked_at(words: Sequence[str]) -> tuple[Iterable[tuple[int, str]], bool]:
+    """The places and words of ``words`` that :func:`_program_secrets` may act on: a
+    program, an option (every glued option and cluster starts with ``-`` or ``/``), a
+    path or logon (``/``); all of them after a program waiting for its ``login`` verb
+    (docker). The others change nothing there (7,692 ``u:V`` after ``-u``: skipped in
+    C). And whether to skip each word known to change nothing (:func:`_skipped`): where
+    those looked at repeat (the 7,692 ``-u``), not where they are distinct (URLs)."""
+    if not SKIP_INERT or len(words) <= 16:
+        return enumerate(words), False
+    distinct = set(words)
+    joined = "\0".join(distinct)  # (a program waiting for login: its name is in a word)
+    if any(name in joined for name in _NEEDS_LOGIN) and not _NEEDS_LOGIN.isdisjoint(
+            {word.rsplit("/", 1)[-1] for word in distinct if "/" in word} | distinct):
+        return enumerate(words), False
+    active = {word for word in distinct if word[:1] in ("-", "/") or "/" in word
+              or word in PROGRAM_OPTIONS or word in _OPTION_WORDS}
+    places = list(compress(count(), map(active.__contains__, words)))
+    return zip(places, map(words.__getitem__, places), strict=True), 2 * len(active) < len(places)
 
 
 def _logon(word: str, i: int, values: dict[int, str | tuple[str, str]]) -> bool:

@@ -42,13 +42,13 @@ import re
 import shlex
 from collections import deque
 from collections.abc import Callable, Collection, Sequence
-from functools import lru_cache
+from functools import lru_cache, partial
 from itertools import accumulate, compress, count
 from operator import itemgetter, lt, ne
 from typing import cast
 
 from . import fed_secrets as fed
-from .command_kinds import masked, redactor, shapes_marked
+from .command_kinds import HOLE, BareTemplate, bare_template, masked, redactor, shapes_marked
 from .command_programs import (
     _PROGRAMS,
     _SHELLS,
@@ -62,11 +62,12 @@ from .command_programs import (
     _program_secrets,
     _script_positions,
     comma_pair,
+    names_next_by_place,
     ntlm_hashes,
 )
 from .finder import finder as cached_finder
-from .plain_words import no_words, plain_run
-from .quoted_values import SQL_PASSWORD, quoted_values_found
+from .plain_words import memo_after_options, no_words, plain_run
+from .quoted_values import quoted_values_found, sql_password
 from .quoted_values import redact_quoted_values as _redact_quoted_values
 from .recorder import MAX_NESTING as _MAX_NESTING
 from .recorder import WORD_BREAK as _WORD_BREAK
@@ -316,11 +317,13 @@ def _each(redact: Callable[[Mark, list[str]], list[str]], marks: Sequence[Mark],
 
 
 def _redact_words(words: Sequence[str], found: list[str], mark: Mark, depth: int,
-                  ends: list[int] | None = None, *, shapes: bool = True) -> list[str]:
+                  ends: list[int] | None = None, *, shapes: bool = True,
+                  seen: _Seen | None = None) -> list[str]:
     """Each word of one simple command redacted (see :func:`redact_argument` and the
     rules by position, program and script; without ``shapes``, tokens known by their
     shape are left to the caller); the values removed are appended to ``found``, and
-    ``len(found)`` after each word to ``ends`` when it is given."""
+    ``len(found)`` after each word to ``ends`` when it is given. ``seen``: what the rules
+    gave words before (:func:`_by_the_rules`), shared by the commands of one script."""
     # each distinct word once (a short command: as it is), for the three tests below
     programs: Collection[str] = set(words) if len(words) > 8 else words
     if "/" in "".join(programs):
@@ -336,7 +339,7 @@ def _redact_words(words: Sequence[str], found: list[str], mark: Mark, depth: int
     done: set[int] = set()  # scripts: their shapes are marked by their own last pass
     # what the rules gave a word after the same word before (`-token V -token V ...`, a
     # script of one word repeated): its redaction, the values found, whether a script
-    seen: dict[tuple[str, str | None], tuple[str, list[str], bool]] = {}
+    seen = {} if seen is None else seen
     previous: str | None = None
     for i, word in enumerate(words):
         if "-----BEGIN" in word:  # a private key first: its armour looks like `NAME: V`
@@ -364,6 +367,11 @@ def _redact_words(words: Sequence[str], found: list[str], mark: Mark, depth: int
         elif _ACTIVE(word) is None and not word.startswith("-u") \
                 and (previous is None or previous[:1] != "-"):
             redacted.append(word)  # no rule can change it (a test runs them all to check)
+        elif previous in _USER_OPTIONS and ":" in word and _MEMO and not _takes_secret(
+                previous) and not (nested and _blank(word)):  # -u USER:PW: its one rule
+            # (what the rules give it: redact_argument's user-option branch; with the
+            # memo off, tests take it through them)
+            redacted.append(_user_password(word, "", found, mark))
         else:
             clean, script = _by_the_rules(word, previous, found, mark, depth, nested, seen)
             if script:
@@ -378,14 +386,16 @@ def _redact_words(words: Sequence[str], found: list[str], mark: Mark, depth: int
 
 
 def _by_the_rules(word: str, previous: str | None, found: list[str], mark: Mark,
-                  depth: int, nested: bool,
-                  seen: dict[tuple[str, str | None], tuple[str, list[str], bool]]
-                  ) -> tuple[str, bool]:
+                  depth: int, nested: bool, seen: _Seen) -> tuple[str, bool]:
     """A word of :func:`_redact_words` that a rule may change (or a script inside it:
     ``ssh host 'cmd …'``, ``watch 'cmd …'``), redacted, and whether it was read as a
     script; what the rules gave the same word after the same word before is in ``seen``
-    (the values found with it too)."""
-    again = seen.get((word, previous))
+    (the values found with it too). A word before that is no option (no leading ``-``)
+    is no word before to the rules (they ask only whether it is an option that takes a
+    secret, or ``-u``): such words share one entry, ``None`` (`-u u:V1 -u u:V2`: each
+    ``-u`` after a value)."""
+    key = (word, previous if previous is not None and previous[:1] == "-" else None)
+    again = seen.get(key)
     if again is not None:
         found.extend(again[1])
         return again[0], again[2]
@@ -402,13 +412,16 @@ def _by_the_rules(word: str, previous: str | None, found: list[str], mark: Mark,
     else:
         return word, False
     if _MEMO:
-        seen[word, previous] = (clean, found[at:], script)
+        seen[key] = (clean, found[at:], script)
     return clean, script
 
 
 # Whether _redact_words reuses what the rules gave the same word after the same word
 # (tests turn it off to compare: every word through the rules)
 _MEMO = True
+# a word and the option before it (or None) -> its redaction, the values found, whether
+# it was read as a script
+_Seen = dict[tuple[str, str | None], tuple[str, list[str], bool]]
 _NO_SCRIPTS: frozenset[int] = frozenset()
 # never changed: a command with options gets its own
 _NO_OPTIONS: dict[int, str | tuple[str, str]] = {}
@@ -515,6 +528,7 @@ _OPTION_WORD = re.compile(r"(?<![^\s;&|<>()'\"])(?:--?[^\s;&|<>()'\"=]+)"
 # so a program's path counts as its name): one C-level scan, then a set test.
 _GATE_WORD = re.compile(r"[^\s;&|<>()'\"/]+")
 _PROGRAM_NAMES = frozenset({*_SHELLS, *PROGRAM_OPTIONS, *_VERB_SPELLINGS})
+_HEAD = 256
 
 
 _ENCODED_EQUALS = re.compile(r"%(?:25)*3[dD]")  # a query inside a value, encoded
@@ -540,10 +554,14 @@ def _could_hold_secrets(text: str) -> bool:
 def _could_hold_secrets_as_written(text: str) -> bool:
     """:func:`_could_hold_secrets` on ``text`` as it stands. (Each test below is skipped
     when the text lacks a character its pattern needs; the cheapest that holds for most
-    secret-bearing scripts first.)"""
+    secret-bearing scripts first; a program named among the first words, the words of
+    a text cut after 256 characters but the last, as good as any.)"""
+    if len(text) > _HEAD and not _PROGRAM_NAMES.isdisjoint(
+            _GATE_WORD.findall(text, 0, _HEAD)[:-1]):
+        return True  # (sshpass -p V; sshpass -p V; ...: no scan of the whole text)
     if ":" in text or ("%" in text and _ENCODED_EQUALS.search(text)) or may_hold_shapes(text):
         return True  # (a token or webhook URL: one pass in C, before the scans below)
-    if ("'" in text or '"' in text) and SQL_PASSWORD.search(text):  # (a quote first: fast)
+    if ("'" in text or '"' in text) and sql_password(text):  # (a quote first: fast)
         return True
     if "%" in text and SAMBA_USER_GATE(text):  # mount -o user=USER%PASSWORD
         return True
@@ -630,11 +648,14 @@ def _redact_commands(script: ScriptWords, found: list[str], mark: Mark, depth: i
     rich, need, holes = _plan(values, starts)
     plain_words = plain_run(values, need, set(starts), cleans, found, mark, _PLAIN_ASSIGNMENT,
                             lambda word: word in _USER_OPTIONS or _option_takes_secret(word),
-                            _redact_plain_word, depth) if len(need) > 1 else no_words
+                            memo_after_options(_redact_plain_word, lambda: _MEMO), depth
+                            ) if len(need) > 1 else no_words
     done: dict[tuple[str, ...], tuple[list[str], list[str]]] = {}  # a command seen before
-    templates: dict[tuple[object, ...], object] = {}  # a _Template, or None
+    templates: dict[tuple[object, ...], object] = {}  # a BareTemplate, or None
     reused = 0
-    by_kind = redactor(values, mark, found, _redact_words, depth, special=_DIGIT_WORDS,
+    seen: _Seen = {}  # what the rules gave a word, for every command here (_by_the_rules)
+    rules = partial(_redact_words, seen=seen)
+    by_kind = redactor(values, mark, found, rules, depth, special=_DIGIT_WORDS,
                        few=_FEW_COMMANDS) if len(rich) > _FEW_COMMANDS else None
     at = 0
     for command in rich:
@@ -649,27 +670,32 @@ def _redact_commands(script: ScriptWords, found: list[str], mark: Mark, depth: i
         if template is _UNSEEN:  # the first of its kind: run, and keep what it shows
             mark_at = len(found)
             word_ends: list[int] = []
-            cleans[begin:end] = redacted = _redact_words(words, found, mark, depth,
-                                                         word_ends, shapes=False)
-            templates[key] = _template(words, key, redacted, found, mark_at, word_ends, mark)
+            cleans[begin:end] = redacted = rules(words, found, mark, depth, word_ends,
+                                                 shapes=False)
+            templates[key] = bare_template(words, key, redacted, found, mark_at, word_ends,
+                                           mark, _PLACED_WORDS)
             if len(templates) > _FEW_COMMANDS and len(templates) > reused:
                 holes = {}  # kinds seldom come again here (mysql -pV1 db, mysql -pV2 db)
         elif template is not None:
             reused += 1
-            shown, bare, values_found = cast(_Template, template)
-            redacted = list(shown)
-            for j, marked in bare:
-                redacted[j] = mark(words[j]) if marked else words[j]
+            shown, bare, values_found, marked_only = cast(BareTemplate, template)
+            if marked_only is not None and HOLES_ONLY:  # (its other words as they are)
+                for j in marked_only:
+                    cleans[begin + j] = mark(words[j])
+            else:
+                redacted = list(shown)
+                for j, marked in bare:
+                    redacted[j] = mark(words[j]) if marked else words[j]
+                cleans[begin:end] = redacted
             for j, tail in values_found:
                 if j >= 0:
                     found.append(words[j])
                 found.extend(tail)
-            cleans[begin:end] = redacted
         else:  # as before when seen before, else by its kind (digits aside) or the rules
             again = done.get(words)
             if again is None:
                 mark_at = len(found)
-                again = done[words] = (by_kind(words, begin, end) if by_kind else _redact_words(
+                again = done[words] = (by_kind(words, begin, end) if by_kind else rules(
                     words, found, mark, depth, shapes=False), found[mark_at:])
             else:
                 found.extend(again[1])
@@ -689,53 +715,14 @@ _BARE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*").fullmatch
 _NOT_BARE = frozenset({*_SHELLS, *_PROGRAMS, *_PLACED_WORDS, *_PROGRAM_NAMES, "login",
                        *(option for options in PROGRAM_OPTIONS.values() for option in options)})
 _DIGIT_WORDS = frozenset(masked(word) for word in _NOT_BARE if any(c.isdigit() for c in word))
-_HOLE = object()  # a bare value's place in a command's kind
 _UNSEEN = object()
 _FEW_COMMANDS = 8
-# How the commands of one kind are redacted: the words of the first (its bare values'
-# places aside), where each bare value stands (and whether it is marked), and the
-# values found: (index of a bare value or -1, what follows it)
-_Template = tuple[list[str], list[tuple[int, bool]], list[tuple[int, tuple[str, ...]]]]
-
-
-def _template(words: Sequence[str], key: tuple[object, ...], redacted: list[str],
-              found: list[str], start: int, ends: list[int], mark: Mark) -> _Template | None:
-    """How the commands of ``key``'s kind are redacted, from the first of them (``words``,
-    redacted as ``redacted``, its values ``found[start:]``, each word's ending at
-    ``ends``); None when a word named by place is in it, or when a bare value came out
-    other than as itself (nothing found) or as its mark (itself found, and "" after it
-    for an option's value: its cookies' values)."""
-    literal = [word for word in key if isinstance(word, str)]  # (the rest: holes)
-    if not _PLACED_WORDS.isdisjoint(literal) or any(
-            word[-1:] in _PLACED_ENDS or word.rsplit("/", 1)[-1] in _PLACED_WORDS
-            for word in literal):
-        return None
-    bare: list[tuple[int, bool]] = []
-    values_found: list[tuple[int, tuple[str, ...]]] = []
-    last = start
-    for j, end in enumerate(ends):
-        seen = found[last:end]
-        last = end
-        if key[j] is not _HOLE:
-            if seen:
-                values_found.append((-1, tuple(seen)))
-            continue
-        word = words[j]
-        if redacted[j] == word and not seen:
-            bare.append((j, False))
-        elif redacted[j] == mark(word) and seen in ([word], [word, ""]):
-            bare.append((j, True))
-            values_found.append((j, tuple(seen[1:])))
-        else:
-            return None
-    return redacted, bare, values_found
-
-
+HOLES_ONLY = True  # a bare template that changed only its values writes only them (tests)
 def _plan(values: Sequence[str], starts: Sequence[int]
           ) -> tuple[list[int], list[int], dict[str, object]]:
     """The commands that hold a special word, in order; the words of the others that a
     rule can change, in order (each list ends with a sentinel: the number of commands,
-    of words); and the bare values (``_HOLE`` for each) when the rules of commands that
+    of words); and the bare values (``HOLE`` for each) when the rules of commands that
     differ only in them are worth running once (:func:`_template`)."""
     commands = len(starts) - 1
     if len(values) <= _FEW_WORDS:  # a short script (one inside a word): each command whole
@@ -746,8 +733,9 @@ def _plan(values: Sequence[str], starts: Sequence[int]
     distinct = set(values)
     special = distinct & _SPECIAL
     seen = "\0".join(distinct) + "\0"  # (a filter only where one of its words may be)
-    if "=\0" in seen or ":\0" in seen:
-        special.update(word for word in distinct if word[-1:] in _PLACED_ENDS)
+    if "=\0" in seen or ":\0" in seen:  # `password: V` (not `{"api_key": V}`: see below)
+        special.update(word for word in distinct if word[-1:] in _PLACED_ENDS
+                       and names_next_by_place(word))
     special.update(word for word in (filter(_HAS_SLASH, distinct) if "/" in seen else ())
                    if word.rsplit("/", 1)[-1] in _SPECIAL)
     special.update(filter(_KEY_ARMOUR, distinct) if "-----BEGIN" in seen else ())  # (1st)
@@ -768,7 +756,7 @@ def _plan(values: Sequence[str], starts: Sequence[int]
         bare = set(filter(_BARE, distinct)) - _NOT_BARE - special
         if may_hold_shapes("\n".join(bare)):  # a token's shape is looked at (sh -c TOKEN)
             bare = {word for word in bare if not may_hold_shapes(word)}
-        holes = dict.fromkeys(bare, _HOLE)
+        holes = dict.fromkeys(bare, HOLE)
     rich.append(commands)
     need.append(len(values))
     return rich, need, holes

@@ -13,7 +13,7 @@ from collections.abc import Callable, Collection, Sequence
 from .recorder import MAX_NESTING
 from .secrets import Mark, is_secret_name
 
-__all__ = ["no_words", "plain_run"]
+__all__ = ["memo_after_options", "no_words", "plain_run"]
 
 
 def plain_run(values: Sequence[str], need: Sequence[int], first: Collection[int],
@@ -59,3 +59,32 @@ def plain_run(values: Sequence[str], need: Sequence[int], first: Collection[int]
 def no_words(at: int, stop: int) -> int:
     """The run of a script with no such word."""
     return at
+
+
+_Rules = Callable[[str, str | None, list[str], Mark, int, bool], str]
+
+
+def memo_after_options(rules: _Rules, enabled: Callable[[], bool]) -> _Rules:
+    """``rules(word, previous, found, mark, depth, nested)`` for the words of one script
+    (one mark, one depth), what they gave a word after no option given again
+    (``{"api_key":`` on each line of a heredoc): a word before that is no option (no
+    leading ``-``) is none to the rules, which ask of it only whether it is an option
+    that takes a secret, or ``-u``. (A word after an option, mostly a distinct value,
+    goes to the rules.) Nothing is kept while ``enabled()`` is false (tests compare)."""
+    memo: dict[str, tuple[str, list[str]]] = {}
+
+    def redact(word: str, previous: str | None, found: list[str], mark: Mark, depth: int,
+               nested: bool) -> str:
+        if previous is not None and previous[:1] == "-":  # (an option's value: seldom again)
+            return rules(word, previous, found, mark, depth, nested)
+        again = memo.get(word)
+        if again is not None:
+            found.extend(again[1])
+            return again[0]
+        at = len(found)
+        clean = rules(word, previous, found, mark, depth, nested)
+        if enabled():
+            memo[word] = (clean, found[at:])
+        return clean
+
+    return redact
