@@ -224,3 +224,31 @@ def test_a_source_a_reader_saw_survives_a_crash_before_its_writer_flushed(
     with Ledger(cluster.url) as ledger:
         assert [(s.id, s.locator) for s in ledger.sources()] == shown
         assert ledger.register(doc("/third", "After the crash.")).source.id == 3
+
+
+def test_a_standby_is_read_and_copied_without_waiting_for_a_flush(
+        cluster: Cluster, tmp_path: Path) -> None:
+    """A hot standby (here: the cluster restarted in recovery, no primary) cannot tell
+    where its WAL is flushed; it is sent only WAL its primary flushed, so reads and
+    ``copy`` out of it go on (before: the check failed inside ``copy``'s snapshot)."""
+    with Ledger(cluster.url) as ledger:
+        ledger.register(doc("/a", "Water boils at 100 degrees."))
+    cluster.pg_ctl("stop")
+    signal_file = cluster.data / "standby.signal"
+    signal_file.touch()
+    if cluster.as_user:
+        shutil.chown(signal_file, "postgres")
+    cluster.pg_ctl("start")
+    env = {**os.environ, "FETCHLEDGER_LEDGER": cluster.url}
+    with psycopg.connect(cluster.url) as db:
+        assert db.execute("SELECT pg_is_in_recovery()").fetchone() == (True,)
+    listed = subprocess.run([sys.executable, "-m", "fetchledger", "--json", "list"],
+                            capture_output=True, text=True, timeout=60, env=env, check=False)
+    assert listed.returncode == 0, listed.stderr
+    assert [s["locator"] for s in json.loads(listed.stdout)] == ["/a"]
+    copied = subprocess.run([sys.executable, "-m", "fetchledger", "copy", cluster.url,
+                             str(tmp_path / "copy.db")], capture_output=True, text=True,
+                            timeout=60, env=env, check=False)
+    assert copied.returncode == 0, copied.stderr
+    with Ledger(tmp_path / "copy.db") as copy:
+        assert [(s.id, s.locator) for s in copy.sources()] == [(1, "/a")]

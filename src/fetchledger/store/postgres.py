@@ -84,9 +84,12 @@ T = TypeVar("T")
 _MIGRATION_LOCK = 0x6665_7463_686C  # pg_advisory_xact_lock key: "fetchl"
 _WRITE_TRIES = 5
 _FLUSH = b"fetchledger_flush"  # FLUSH, prepared
-# whether the WAL is flushed as far as it is written, and how far that is
-_DURABLE = ("SELECT i <= pg_current_wal_flush_lsn(), i::text "
-            "FROM pg_current_wal_insert_lsn() AS i")
+# whether the WAL is flushed as far as it is written, and how far that is; a standby
+# (in recovery: those functions would fail, and abort a transaction) counts as flushed,
+# as it is sent only WAL that its primary has flushed
+_DURABLE = ("SELECT i IS NULL OR i <= pg_current_wal_flush_lsn(), i::text FROM (SELECT "
+            "CASE WHEN pg_is_in_recovery() THEN NULL ELSE pg_current_wal_insert_lsn() END"
+            ") AS w(i)")
 _DURABLE_WAIT = 2.0  # seconds a reader that may not write waits for the WAL writer
 # the server rolled the whole transaction back: safe to run it again
 _ROLLED_BACK = (pg_errors.DeadlockDetected, pg_errors.SerializationFailure)
@@ -431,10 +434,7 @@ class PostgresStore(PostgresRegistration, PostgresBulk, WindowReads):
         a read-only transaction, ``may_write`` False, or with a read-only role), waits
         for the server to (its WAL writer flushes within a fraction of a second; past
         ``_DURABLE_WAIT`` the read goes on)."""
-        try:
-            flushed, target = conn.execute(_DURABLE).fetchone() or (True, "")
-        except pg_errors.ObjectNotInPrerequisiteState:
-            return  # a standby: it is sent only WAL that its primary has flushed
+        flushed, target = conn.execute(_DURABLE).fetchone() or (True, "")
         if flushed:
             return
         if may_write:
