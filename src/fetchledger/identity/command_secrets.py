@@ -401,12 +401,7 @@ def _by_the_rules(word: str, previous: str | None, found: list[str], mark: Mark,
         return again[0], again[2]
     at = len(found)
     if _may_hold_secret(word, previous):
-        clean = redact_argument(word, previous, found, mark)
-        script = clean == word and nested and _blank(word)
-        if script:
-            clean = _redact_script(word, found, mark, depth + 1)  # ssh host 'cmd …'
-        elif clean == word and fed.may_call_secrets(word):
-            clean = fed.called_secrets_marked(word, found, mark)  # c=connect('h','u','PW')
+        clean, script = _ruled_word(word, previous, found, mark, depth, nested)
     elif nested and _blank(word):
         clean, script = _redact_script(word, found, mark, depth + 1), True  # watch 'cmd …'
     else:
@@ -762,6 +757,21 @@ def _plan(values: Sequence[str], starts: Sequence[int]
     return rich, need, holes
 
 
+def _ruled_word(word: str, previous: str | None, found: list[str], mark: Mark, depth: int,
+                nested: bool) -> tuple[str, bool]:
+    """A word a rule may change (:func:`_may_hold_secret`) as the rules redact it, else
+    as a script inside it (``ssh host 'cmd …'``) or as code calling with a password
+    (``c=connect('h','u','PW')``); and whether it was read as a script."""
+    clean = redact_argument(word, previous, found, mark)
+    if clean != word:
+        return clean, False
+    if nested and _blank(word):
+        return _redact_script(word, found, mark, depth + 1), True
+    if fed.may_call_secrets(word):
+        return fed.called_secrets_marked(word, found, mark), False
+    return clean, False
+
+
 def _redact_plain_word(word: str, previous: str | None, found: list[str], mark: Mark,
                        depth: int, nested: bool) -> str:
     """One word of a command of no special word, as :func:`_redact_words` redacts it."""
@@ -771,12 +781,7 @@ def _redact_plain_word(word: str, previous: str | None, found: list[str], mark: 
         found.append(value)
         return f"{name}={mark(value)}"
     if _may_hold_secret(word, previous):
-        clean = redact_argument(word, previous, found, mark)
-        if clean == word and nested and _blank(word):
-            clean = _redact_script(word, found, mark, depth + 1)  # ssh host 'cmd …'
-        elif clean == word and fed.may_call_secrets(word):
-            clean = fed.called_secrets_marked(word, found, mark)  # c=connect('h','u','PW')
-        return clean
+        return _ruled_word(word, previous, found, mark, depth, nested)[0]
     if nested and (" " in word or "\n" in word or "\t" in word):
         return _redact_script(word, found, mark, depth + 1)  # watch 'cmd …'
     return word
