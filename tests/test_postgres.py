@@ -192,6 +192,26 @@ def test_a_lock_held_past_the_timeout_is_exit_4_with_one_line(
     assert table_counts(url)["source"] == 0
 
 
+def test_registrations_go_on_after_a_write_was_rolled_back(url: str) -> None:
+    """A write that rolls back (here a lock timeout) makes psycopg, once it has prepared
+    statements of its own, send DEALLOCATE ALL, which drops the registration's prepared
+    statements too: the registrations after it must still work (a long-lived MCP server
+    or batch would otherwise fail every one with exit 4)."""
+    with Ledger(url, limits=Limits(ledger_busy_timeout=0.3)) as ledger:
+        ledger.register(doc("/a", "Water boils at one hundred degrees."))
+        for _ in range(8):  # the same statements again and again: psycopg prepares them
+            ledger.quotes("water boils")
+        with psycopg.connect(url) as other:
+            other.execute("LOCK TABLE quote IN EXCLUSIVE MODE")
+            with pytest.raises(LedgerLocked):
+                ledger.quotes("water boils")
+            other.rollback()
+        second = ledger.register(doc("/b", "Ice melts at zero degrees."))
+        again = ledger.register(doc("/a", "Water boils at one hundred degrees, twice."))
+        assert (second.source.id, again.source.id) == (2, 1)
+        assert [s.id for s in ledger.sources()] == [1, 2]
+
+
 def test_one_canonical_source_from_two_writers_at_once_gets_one_id(url: str) -> None:
     Ledger(url).close()
     with psycopg.connect(url) as other:  # hold the id lock so both writers queue behind it

@@ -95,6 +95,12 @@ _DURABLE_WAIT = 2.0  # seconds a reader that may not write waits for the WAL wri
 _ROLLED_BACK = (pg_errors.DeadlockDetected, pg_errors.SerializationFailure)
 
 
+def _forgotten(result: psycopg.pq.abc.PGresult) -> bool:
+    """Whether ``result`` is the server's "prepared statement does not exist"."""
+    return (result.status == psycopg.pq.ExecStatus.FATAL_ERROR and result.error_field(
+        psycopg.pq.DiagnosticField.SQLSTATE) == b"26000")
+
+
 def _not_redundant(record: logging.LogRecord) -> bool:
     """psycopg warns that it could not close a pipeline when the connection was lost
     inside it; the error that lost it is raised anyway (one line, exit 4)."""
@@ -220,31 +226,54 @@ class PostgresStore(PostgresRegistration, PostgresBulk, WindowReads):
         the statement committed without waiting for the disk, and its rows are
         answered only once they are durable."""
         held: _Held = self._local.held
-        pgconn = conn.pgconn
+        if held.conn is not conn:  # replaced meanwhile: this one was lost
+            raise psycopg.OperationalError("the connection was lost")
         statements = [(name, sql, list(params), list(formats))]
         if flushed:
             statements.append((_FLUSH, FLUSH, [], []))
-        for statement, text, _, _ in statements:
-            if statement not in held.prepared:
-                result = self._wait(conn, functools.partial(pgconn.send_prepare, statement, text))
-                if result.status != psycopg.pq.ExecStatus.COMMAND_OK:
-                    raise pg_errors.error_from_result(result)
-                held.prepared.add(statement)
-        if flushed:
-            results = self._pipeline(conn, statements)
-        else:
-            results = [self._wait(conn, lambda: pgconn.send_query_prepared(
-                name, statements[0][2], param_formats=statements[0][3]))]
-        for result in results:
-            if result.status != psycopg.pq.ExecStatus.TUPLES_OK:
-                if pgconn.status == psycopg.pq.ConnStatus.BAD:
+        results: list[psycopg.pq.abc.PGresult | None] = [None] * len(statements)
+        pending = list(range(len(statements)))
+        for _ in range(2):
+            sent = [statements[i] for i in pending]
+            self._prepare(conn, held, sent)
+            answered = self._pipeline(conn, sent) if len(sent) > 1 else [
+                self._wait(conn, functools.partial(conn.pgconn.send_query_prepared, sent[0][0],
+                                                   sent[0][2], param_formats=sent[0][3]))]
+            for i, result in zip(pending, answered, strict=True):
+                results[i] = result
+            # The server forgot them: psycopg sends DEALLOCATE ALL after a rollback once
+            # it has prepared statements of its own (a pooler may DISCARD ALL). A
+            # statement refused so did not run: prepared again, it runs once.
+            pending = [i for i, result in zip(pending, answered, strict=True)
+                       if _forgotten(result)]
+            if not pending:
+                break
+            held.prepared.clear()
+        for done in results:
+            assert done is not None
+            if done.status != psycopg.pq.ExecStatus.TUPLES_OK:
+                if conn.pgconn.status == psycopg.pq.ConnStatus.BAD:
                     raise psycopg.OperationalError(
-                        pgconn.get_error_message() or "the connection was lost")
-                raise pg_errors.error_from_result(result)
+                        conn.pgconn.get_error_message() or "the connection was lost")
+                raise pg_errors.error_from_result(done)
         first = results[0]
+        assert first is not None
         fields = range(first.nfields)
         return [tuple(first.get_value(row, field) for field in fields)
                 for row in range(first.ntuples)]
+
+    def _prepare(self, conn: Connection, held: _Held,
+                 statements: Sequence[tuple[bytes, bytes, list[bytes], list[int]]]) -> None:
+        """Prepare on ``conn`` each of ``statements`` not prepared on it yet."""
+        for statement, text, _, _ in statements:
+            if statement not in held.prepared:
+                result = self._wait(conn, functools.partial(conn.pgconn.send_prepare,
+                                                            statement, text))
+                if result.status != psycopg.pq.ExecStatus.COMMAND_OK and (
+                        result.error_field(psycopg.pq.DiagnosticField.SQLSTATE)
+                        != b"42P05"):  # 42P05: prepared already (the record was cleared)
+                    raise pg_errors.error_from_result(result)
+                held.prepared.add(statement)
 
     def _flush(self) -> None:
         """Return once every transaction committed before now is on the server's disk
@@ -439,7 +468,7 @@ class PostgresStore(PostgresRegistration, PostgresBulk, WindowReads):
             return
         if may_write:
             try:
-                conn.execute(FLUSH)
+                self._exec_prepared(conn, _FLUSH, FLUSH, [], [])
                 return
             except (pg_errors.ReadOnlySqlTransaction, pg_errors.InsufficientPrivilege):
                 pass
