@@ -212,6 +212,28 @@ def test_registrations_go_on_after_a_write_was_rolled_back(url: str) -> None:
         assert [s.id for s in ledger.sources()] == [1, 2]
 
 
+def test_a_forgotten_registration_is_sent_again_with_its_flush(
+        url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only the registration's statement forgotten by the server (a DEALLOCATE of its
+    name): it runs again, and the flush after it too, or its ids would be handed out
+    before they are durable."""
+    with Ledger(url) as ledger:
+        ledger.register(doc("/a", "Water boils at one hundred degrees."))
+        store: Any = ledger._store
+        store._connection().execute("DEALLOCATE fetchledger_register")
+        # this connection, not a new one (one with anything to read would be replaced)
+        monkeypatch.setattr(store, "_sendable", store._connection)
+        sent: list[list[bytes]] = []
+        pipeline = store._pipeline
+        monkeypatch.setattr(store, "_pipeline", lambda conn, statements: (
+            sent.append([name for name, *_ in statements]), pipeline(conn, statements))[1])
+        second = ledger.register(doc("/b", "Ice melts at zero degrees."))
+    assert second.source.id == 2
+    # (sent once if the connection was made again meanwhile: nothing to forget there)
+    assert sent and all(names == [b"fetchledger_register", b"fetchledger_flush"]
+                        for names in sent)
+
+
 def test_one_canonical_source_from_two_writers_at_once_gets_one_id(url: str) -> None:
     Ledger(url).close()
     with psycopg.connect(url) as other:  # hold the id lock so both writers queue behind it

@@ -243,11 +243,12 @@ class PostgresStore(PostgresRegistration, PostgresBulk, WindowReads):
                 results[i] = result
             # The server forgot them: psycopg sends DEALLOCATE ALL after a rollback once
             # it has prepared statements of its own (a pooler may DISCARD ALL). A
-            # statement refused so did not run: prepared again, it runs once.
-            pending = [i for i, result in zip(pending, answered, strict=True)
-                       if _forgotten(result)]
-            if not pending:
+            # statement refused so did not run: prepared again, it runs once, and so
+            # does every one after it (the flush must follow what it makes durable).
+            forgotten = [n for n, result in enumerate(answered) if _forgotten(result)]
+            if not forgotten:
                 break
+            pending = pending[forgotten[0]:]
             held.prepared.clear()
         for done in results:
             assert done is not None
