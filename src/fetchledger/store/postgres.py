@@ -95,10 +95,13 @@ _DURABLE_WAIT = 2.0  # seconds a reader that may not write waits for the WAL wri
 _ROLLED_BACK = (pg_errors.DeadlockDetected, pg_errors.SerializationFailure)
 
 
-def _forgotten(result: psycopg.pq.abc.PGresult) -> bool:
-    """Whether ``result`` is the server's "prepared statement does not exist"."""
-    return (result.status == psycopg.pq.ExecStatus.FATAL_ERROR and result.error_field(
-        psycopg.pq.DiagnosticField.SQLSTATE) == b"26000")
+_NO_SUCH_STATEMENT = b"26000"  # SQLSTATE: prepared statement does not exist
+_PREPARED_ALREADY = b"42P05"  # SQLSTATE: prepared statement already exists
+
+
+def _sqlstate(result: psycopg.pq.abc.PGresult) -> bytes | None:
+    """The SQLSTATE of an error ``result`` (None for a result that is no error)."""
+    return result.error_field(psycopg.pq.DiagnosticField.SQLSTATE)
 
 
 def _not_redundant(record: logging.LogRecord) -> bool:
@@ -245,7 +248,8 @@ class PostgresStore(PostgresRegistration, PostgresBulk, WindowReads):
             # it has prepared statements of its own (a pooler may DISCARD ALL). A
             # statement refused so did not run: prepared again, it runs once, and so
             # does every one after it (the flush must follow what it makes durable).
-            forgotten = [n for n, result in enumerate(answered) if _forgotten(result)]
+            forgotten = [n for n, result in enumerate(answered)
+                         if _sqlstate(result) == _NO_SUCH_STATEMENT]
             if not forgotten:
                 break
             pending = pending[forgotten[0]:]
@@ -270,9 +274,9 @@ class PostgresStore(PostgresRegistration, PostgresBulk, WindowReads):
             if statement not in held.prepared:
                 result = self._wait(conn, functools.partial(conn.pgconn.send_prepare,
                                                             statement, text))
-                if result.status != psycopg.pq.ExecStatus.COMMAND_OK and (
-                        result.error_field(psycopg.pq.DiagnosticField.SQLSTATE)
-                        != b"42P05"):  # 42P05: prepared already (the record was cleared)
+                # prepared already: the record was cleared, the server still had it
+                if (result.status != psycopg.pq.ExecStatus.COMMAND_OK
+                        and _sqlstate(result) != _PREPARED_ALREADY):
                     raise pg_errors.error_from_result(result)
                 held.prepared.add(statement)
 
