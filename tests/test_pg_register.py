@@ -181,3 +181,92 @@ def test_commits_that_do_not_wait_for_the_flush_are_an_opt_in_of_the_url(url: st
         conn = ledger._store._connection()  # type: ignore[attr-defined]  # this thread's
         assert conn.execute("SHOW synchronous_commit").fetchone() == ("off",)
         assert ledger.integrity_check() == "ok"
+
+
+def _fks(url: str) -> list[tuple[object, ...]]:
+    return rows(url, "SELECT conrelid::regclass::text, conname FROM pg_constraint "
+                     "WHERE contype = 'f' AND connamespace = current_schema()::regnamespace "
+                     "ORDER BY 1, 2")
+
+
+def test_new_sources_small_and_large_and_a_known_one_in_one_call(url: str) -> None:
+    """0021: a new source's small version is written once it is numbered; a large one
+    (its text and raw bytes TOASTed) before the counter, under its key, then given its
+    source. Both, and a known source's new version, in one statement."""
+    big = " ".join(f"Sentence {n} of the long report says the level was {n} cm."
+                   for n in range(300))
+    noise = bytes(range(256)) * 40  # hardly compresses: its raw bytes stay large
+    with Ledger(url) as ledger:
+        ledger.register(doc("https://a.example/", "Water boils at 100 degrees."))
+        batch = [doc("https://b.example/", "Ice melts at 0 degrees."),
+                 Document(kind="web", locator="https://big.example/",
+                          display="https://big.example/", text=big, raw=noise,
+                          aliases=("https://big.example/old",)),
+                 doc("https://a.example/", big),  # known, a large new version
+                 doc("https://c.example/", "Lead melts at 327 degrees.")]
+        got = [r for r in ledger.record([prepare(d) for d in batch]) if r is not None]
+        assert [(r.source.id, r.source.version, r.new_source) for r in got] == [
+            (2, 1, True), (3, 1, True), (1, 2, False), (4, 1, True)]
+        for r in got:
+            text = ledger.text(r.source.id, r.source.version)
+            assert all(text[s.start:s.end] == s.text for s in r.snippets)
+        assert ledger.quotes("level was 299 cm", k=2)[0].source.id in (1, 3)
+        assert ledger.integrity_check() == "ok"
+    assert rows(url, "SELECT source_id, number FROM version ORDER BY id") == [
+        (1, 1), (2, 1), (3, 1), (1, 2), (4, 1)]
+    assert rows(url, "SELECT count(*) FROM version WHERE source_id < 0") == [(0,)]
+    # every passage, chunk and quote is of a version of its source
+    assert rows(url, "SELECT count(*) FROM passage p LEFT JOIN version v "
+                     "ON v.id = p.version_id WHERE v.id IS NULL") == [(0,)]
+    assert rows(url, "SELECT DISTINCT c.version_id FROM text_chunk c "
+                     "ORDER BY 1") == [(1,), (2,), (3,), (4,), (5,)]
+    assert rows(url, "SELECT count(*) FROM quote q JOIN version v ON v.id = q.version_id "
+                     "WHERE v.source_id <> q.source_id") == [(0,)]
+    assert rows(url, "SELECT locator, source_id FROM alias WHERE source_id = 3 "
+                     "ORDER BY locator") == [("https://big.example/", 3),
+                                             ("https://big.example/old", 3)]
+
+
+def test_the_integrity_check_finds_passages_chunks_and_quotes_of_no_version(
+        url: str) -> None:
+    """0021 dropped their foreign keys: the check stands in for them."""
+    with Ledger(url) as ledger:
+        ledger.register(doc("https://a.example/", "Water boils at 100 degrees."))
+        ledger.register(doc("https://b.example/", "Ice melts at 0 degrees."))
+        assert ledger.integrity_check() == "ok"
+        strays = [('INSERT INTO passage (version_id, start, "end") VALUES (99, 0, 5)',
+                   "DELETE FROM passage WHERE version_id = 99"),
+                  ("INSERT INTO text_chunk (version_id, n, body) VALUES (99, 0, 'x')",
+                   "DELETE FROM text_chunk WHERE version_id = 99"),
+                  ("UPDATE quote SET source_id = 2 WHERE version_id = 1",
+                   "UPDATE quote SET source_id = 1 WHERE version_id = 1")]
+        for stray, undo in strays:
+            rows(url, stray)
+            assert "belongs to no version" in ledger.integrity_check()
+            rows(url, undo)
+            assert ledger.integrity_check() == "ok"
+
+
+def test_a_ledger_as_of_0020_is_upgraded_to_0021_in_place(
+        url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    migrations = fetchledger.store.postgres.POSTGRES_MIGRATIONS
+    names = [name for name, _ in migrations]
+    with monkeypatch.context() as patched:  # a ledger as fetchledger left it before 0021
+        patched.setattr(fetchledger.store.postgres, "POSTGRES_MIGRATIONS",
+                        migrations[:names.index("0021_fewer_checks")])
+        with Ledger(url) as old:
+            for n in range(3):
+                old.register(doc(f"https://{n}.example/", f"Water boils at {n} degrees."))
+    held = _fks(url)
+    assert ("passage", "passage_version_id_fkey") in held
+    with Ledger(url) as ledger:  # migrated on open
+        assert [s.id for s in ledger.sources()] == [1, 2, 3]
+        assert ledger.register(doc("https://3.example/", "Tin melts at 232 degrees.")
+                               ).source.id == 4
+        again = ledger.register(doc("https://1.example/", "Water boils at 99 degrees."))
+        assert (again.source.id, again.source.version) == (2, 2)
+        assert ledger.quotes("water boils", k=1)[0].source.id in (1, 2, 3)
+        assert ledger.integrity_check() == "ok"
+    assert [fk for fk in held if fk not in _fks(url)] == [
+        ("passage", "passage_version_id_fkey"), ("quote", "quote_source_id_fkey"),
+        ("quote", "quote_version_id_fkey"), ("text_chunk", "text_chunk_version_id_fkey")]

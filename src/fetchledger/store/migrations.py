@@ -15,7 +15,7 @@ import sqlite3
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..errors import LedgerTooNew
+from ..errors import LedgerCorrupt, LedgerTooNew
 from ..identity.upgrade import SourceRow, changed_meta, plan_upgrade, upgraded_display
 from ..text.passages import Passage
 from .pg_functions import (
@@ -23,6 +23,7 @@ from .pg_functions import (
     REGISTER_FUNCTION_0009,
     REGISTER_FUNCTION_0013,
     REGISTER_FUNCTION_0018,
+    REGISTER_FUNCTION_0019,
 )
 from .windows import CHUNK_INSERT, chunk_rows, reading_columns
 
@@ -571,6 +572,33 @@ def _postgres_async_numbering(db: PgConnection) -> None:
     """The transaction that numbers new sources hands the id counter on at its commit
     without waiting for the disk; its writer waits for the flush after it, where many
     writers' flushes are one (:mod:`fetchledger.store.pg_functions`)."""
+    db.execute(REGISTER_FUNCTION_0019)
+
+
+# the foreign keys of the rows a registration writes by the dozen (passages, chunks,
+# quotes): each was a trigger and a look-up query per row
+_HOT_FOREIGN_KEYS = (("passage", "passage_version_id_fkey"),
+                     ("text_chunk", "text_chunk_version_id_fkey"),
+                     ("quote", "quote_version_id_fkey"), ("quote", "quote_source_id_fkey"))
+
+
+def _postgres_fewer_checks(db: PgConnection) -> None:
+    """Less server CPU per registration (issue 12: 16 writers and their 16 server
+    processes share 2 cores). The foreign keys of passages, text chunks and quotes go:
+    each row a registration writes of them (8 of a small page) fired a trigger that ran
+    a look-up query of its version or source, about a tenth of the server's CPU per
+    registration. Only ``fetchledger_register`` writes passages and chunks, with the
+    version it writes in the same statement, and quotes name a version read from the
+    ledger; nothing deletes a version. ``integrity_check`` finds any row of no version
+    (and a quote whose source is not its version's). The function (:mod:`.pg_functions`)
+    writes a new source's small version once it is numbered instead of under its key
+    and updated, and the rows that name a new id in one statement."""
+    row = db.execute("SELECT pg_get_serial_sequence('version', 'id')::regclass "
+                     "= 'version_id_seq'::regclass").fetchone()
+    if not (row and row[0]):  # the function takes a new version's id from it by name
+        raise LedgerCorrupt("the ledger's version ids come from no sequence version_id_seq")
+    for table, constraint in _HOT_FOREIGN_KEYS:
+        db.execute(f"ALTER TABLE {table} DROP CONSTRAINT {constraint}")
     db.execute(REGISTER_FUNCTION)
 
 
@@ -594,4 +622,5 @@ POSTGRES_MIGRATIONS: tuple[tuple[str, Callable[[PgConnection], None]], ...] = (
     ("0018_counter_queue", _postgres_counter_queue),
     ("0019_async_numbering", _postgres_async_numbering),
     ("0020_fed_secrets", _postgres_nested_secrets),  # the same re-identification again
+    ("0021_fewer_checks", _postgres_fewer_checks),
 )

@@ -46,7 +46,8 @@ order, so every registration committed before is then durable too.
 from __future__ import annotations
 
 __all__ = ["ASYNC_COMMIT", "COUNTER_QUEUE", "FLUSH", "REGISTER_FUNCTION",
-           "REGISTER_FUNCTION_0009", "REGISTER_FUNCTION_0013", "REGISTER_FUNCTION_0018"]
+           "REGISTER_FUNCTION_0009", "REGISTER_FUNCTION_0013", "REGISTER_FUNCTION_0018",
+           "REGISTER_FUNCTION_0019", "REGISTER_FUNCTION_0021"]
 
 REGISTER_FUNCTION_0013 = """
 CREATE FUNCTION fetchledger_register(
@@ -278,7 +279,251 @@ ASYNC_COMMIT = """
     PERFORM set_config('lock_timeout', p_lock_timeout, true),
             set_config('synchronous_commit', 'off', true);  -- FLUSH follows"""
 assert REGISTER_FUNCTION_0018.count(_LOCK_TIMEOUT) == 1
-REGISTER_FUNCTION = REGISTER_FUNCTION_0018.replace(_LOCK_TIMEOUT, ASYNC_COMMIT)
+# as migration 0019_async_numbering made it (0021 replaces it)
+REGISTER_FUNCTION_0019 = REGISTER_FUNCTION_0018.replace(_LOCK_TIMEOUT, ASYNC_COMMIT)
+
+
+# 0021: a new source's small version is written once it is numbered, with its id, rather
+# than under its key and updated then (one statement, one row version and two index
+# entries less; its passages and chunks take its id from the sequence beforehand, as their
+# foreign keys are gone: 0021 drops them); a large one (text and raw bytes over
+# _LATE_VERSION bytes, which would be TOASTed) is still written before the counter, so
+# that no writer holds the counter while its megabytes are written. The rows naming a
+# new source's id are one statement (source, version, quotes, names).
+_LATE_VERSION = 2000
+REGISTER_FUNCTION_0021 = """
+CREATE OR REPLACE FUNCTION fetchledger_register(
+    p_lock_timeout text, p_key bigint, p_now text, p_regs jsonb, p_texts text[],
+    p_raws bytea[], p_chunks bytea[], p_failed jsonb)
+RETURNS TABLE (ordinal integer, version_id bigint, new_source boolean, new_version boolean,
+               source_id bigint, kind text, display text, title text, retrieved_at text,
+               text_sha256 text, versions bigint, number integer, first_retrieved text,
+               last_retrieved text, site text, author text, published text, meta text)
+LANGUAGE plpgsql AS $fn$
+#variable_conflict use_column
+DECLARE
+    n integer := jsonb_array_length(p_regs);
+    r jsonb;
+    loc text;
+    at text;
+    names text[];
+    sid bigint;
+    vid bigint;
+    num integer;
+    changed boolean;
+    prev_id bigint;
+    prev_number integer;
+    prev_text text;
+    prev_raw text;
+    prev_at text;
+    prev_meta text;
+    chunk_at integer := 0;
+    chunk_count integer;
+    sids bigint[] := '{}';
+    vids bigint[] := '{}';
+    nums integer[] := '{}';
+    fresh boolean[] := '{}';
+    late boolean[] := '{}';
+    later boolean;
+    new_count integer := 0;
+    base bigint;
+BEGIN
+    PERFORM set_config('lock_timeout', p_lock_timeout, true),
+            set_config('synchronous_commit', 'off', true);  -- FLUSH follows
+    FOR i IN 1 .. n LOOP
+        r := p_regs -> (i - 1);
+        loc := r ->> 'locator';
+        at := r ->> 'at';
+        changed := true;
+        later := false;
+        prev_id := NULL;
+        prev_number := 0;
+        -- the source holding the canonical locator, else the oldest holding another name
+        SELECT a.source_id INTO sid FROM alias a WHERE a.locator = loc;
+        IF sid IS NULL AND jsonb_array_length(r -> 'names') > 1 THEN
+            names := ARRAY(SELECT jsonb_array_elements_text(r -> 'names'));
+            SELECT min(a.source_id) INTO sid FROM alias a WHERE a.locator = ANY(names);
+        END IF;
+        IF sid IS NOT NULL THEN
+            IF jsonb_array_length(r -> 'names') > 1 THEN
+                INSERT INTO alias (locator, source_id)
+                SELECT x.name, sid FROM jsonb_array_elements_text(r -> 'names') AS x(name)
+                ORDER BY x.name ON CONFLICT (locator) DO NOTHING;
+            END IF;
+            -- locked first, then read: the version a writer just committed is seen
+            SELECT s.latest_version INTO prev_id FROM source s WHERE s.id = sid FOR UPDATE;
+            SELECT v.number, v.text_sha256, v.raw_sha256, v.retrieved_at, v.meta
+            INTO prev_number, prev_text, prev_raw, prev_at, prev_meta
+            FROM version v WHERE v.id = prev_id;
+            changed := prev_id IS NULL OR prev_text IS DISTINCT FROM r ->> 'text_sha256'
+                       OR prev_raw IS DISTINCT FROM r ->> 'raw_sha256';
+        ELSE
+            sid := -(p_key + i);  -- numbered below
+            new_count := new_count + 1;
+            later := coalesce(octet_length(p_texts[i]), 0) + coalesce(octet_length(p_raws[i]), 0)
+                     <= @LATE@;
+        END IF;
+        chunk_count := (r ->> 'chunks')::integer;
+        IF changed THEN
+            num := coalesce(prev_number, 0) + 1;
+            IF later THEN  -- written once numbered, below; its passages need its id now
+                vid := nextval('version_id_seq'::regclass);
+            ELSE
+                -- (a new source's large version names it by its key until it is
+                -- numbered: the foreign key, deferred, is checked at the commit)
+                INSERT INTO version (source_id, number, text_sha256, raw_sha256,
+                                     retrieved_at, extractor, extractor_version, meta, pages,
+                                     text, raw, raw_size, raw_stored)
+                VALUES (sid, num, r ->> 'text_sha256', r ->> 'raw_sha256', at,
+                        r ->> 'extractor', r ->> 'extractor_version', r ->> 'meta',
+                        r ->> 'pages', p_texts[i], p_raws[i], (r ->> 'raw_size')::bigint,
+                        (r ->> 'raw_stored')::bigint)
+                RETURNING id INTO vid;
+            END IF;
+            IF prev_id IS NOT NULL THEN  -- only the latest version is searched
+                UPDATE passage SET terms = NULL WHERE version_id = prev_id;
+            END IF;
+            IF chunk_count > 0 THEN
+                WITH c AS (
+                    INSERT INTO text_chunk (version_id, n, body)
+                    SELECT vid, c.k - 1, c.body
+                    FROM unnest(p_chunks[chunk_at + 1 : chunk_at + chunk_count])
+                         WITH ORDINALITY AS c(body, k))
+                INSERT INTO passage (version_id, start, "end", page, page_label, terms,
+                                     ordinal, heading)
+                SELECT vid, (x.p ->> 0)::integer, (x.p ->> 1)::integer,
+                       (x.p ->> 2)::integer, x.p ->> 3,
+                       array_to_tsvector(string_to_array(x.p ->> 4, ' ')), x.k, x.p ->> 5
+                FROM jsonb_array_elements(r -> 'passages') WITH ORDINALITY AS x(p, k);
+            ELSE
+                INSERT INTO passage (version_id, start, "end", page, page_label, terms,
+                                     ordinal, heading)
+                SELECT vid, (x.p ->> 0)::integer, (x.p ->> 1)::integer,
+                       (x.p ->> 2)::integer, x.p ->> 3,
+                       array_to_tsvector(string_to_array(x.p ->> 4, ' ')), x.k, x.p ->> 5
+                FROM jsonb_array_elements(r -> 'passages') WITH ORDINALITY AS x(p, k);
+            END IF;
+        ELSE
+            num := prev_number;
+            vid := prev_id;
+        END IF;
+        chunk_at := chunk_at + chunk_count;
+        IF sid > 0 THEN  -- a known source: its rows now, and its answer
+            UPDATE source SET latest_version = vid,
+                last_retrieved = CASE WHEN (r ->> 'retrieved')::boolean
+                                      THEN greatest(last_retrieved, at)
+                                      ELSE last_retrieved END,
+                title = coalesce(r ->> 'title', title), site = coalesce(r ->> 'site', site),
+                author = coalesce(r ->> 'author', author),
+                published = coalesce(r ->> 'published', published)
+            WHERE id = sid
+            RETURNING kind, display, title, first_retrieved, last_retrieved, site, author,
+                      published
+            INTO kind, display, title, first_retrieved, last_retrieved, site, author,
+                 published;
+            IF jsonb_array_length(r -> 'quotes') > 0 THEN
+                INSERT INTO quote (source_id, version_id, start, "end", page, page_label,
+                                   text, first_at)
+                SELECT sid, vid, (x.q ->> 0)::integer, (x.q ->> 1)::integer,
+                       (x.q ->> 2)::integer, x.q ->> 3, x.q ->> 4, p_now
+                FROM jsonb_array_elements(r -> 'quotes') AS x(q)
+                ON CONFLICT (version_id, start, "end") DO NOTHING;
+            END IF;
+            IF jsonb_array_length(r -> 'hits') > 0 THEN
+                INSERT INTO search_hit (source_id, query, engine, rank, title, snippet, at)
+                SELECT sid, x.h ->> 0, x.h ->> 1, (x.h ->> 2)::integer, x.h ->> 3,
+                       x.h ->> 4, p_now
+                FROM jsonb_array_elements(r -> 'hits') AS x(h)
+                ON CONFLICT (source_id, query, engine, rank) DO NOTHING;
+            END IF;
+            SELECT count(*) INTO versions FROM version c WHERE c.source_id = sid;
+            ordinal := i; version_id := vid; new_source := false; new_version := changed;
+            source_id := sid; number := num;
+            IF changed THEN
+                retrieved_at := at; text_sha256 := r ->> 'text_sha256'; meta := r ->> 'meta';
+            ELSE
+                retrieved_at := prev_at; text_sha256 := prev_text; meta := prev_meta;
+            END IF;
+            RETURN NEXT;
+        END IF;
+        sids := sids || sid;
+        vids := vids || vid;
+        nums := nums || num;
+        fresh := fresh || (sid < 0);
+        late := late || later;
+    END LOOP;
+    IF new_count > 0 THEN
+        -- the id counter, last: writers wait for each other only from here to the commit
+        PERFORM pg_advisory_xact_lock(hashtext('fetchledger.counter'),
+                                      'counter'::regclass::oid::integer);
+        UPDATE counter SET value = value + new_count WHERE name = 'source'
+        RETURNING value - new_count INTO base;
+        FOR i IN 1 .. n LOOP
+            CONTINUE WHEN NOT fresh[i];
+            r := p_regs -> (i - 1);
+            base := base + 1;
+            sids[i] := base;
+            at := r ->> 'at';
+            -- the rows that name its id, in one statement: source, version (small: see
+            -- above; a large one was written under its key), quotes, names
+            WITH s AS (
+                INSERT INTO source (id, kind, locator, display, title, site, author,
+                                    published, first_retrieved, last_retrieved,
+                                    latest_version)
+                VALUES (base, r ->> 'kind', r ->> 'locator', r ->> 'display', r ->> 'title',
+                        r ->> 'site', r ->> 'author', r ->> 'published', at, at, vids[i])),
+            v AS (
+                INSERT INTO version (id, source_id, number, text_sha256, raw_sha256,
+                                     retrieved_at, extractor, extractor_version, meta, pages,
+                                     text, raw, raw_size, raw_stored)
+                SELECT vids[i], base, 1, r ->> 'text_sha256', r ->> 'raw_sha256', at,
+                       r ->> 'extractor', r ->> 'extractor_version', r ->> 'meta',
+                       r ->> 'pages', p_texts[i], p_raws[i], (r ->> 'raw_size')::bigint,
+                       (r ->> 'raw_stored')::bigint
+                WHERE late[i]),
+            u AS (UPDATE version SET source_id = base WHERE id = vids[i] AND NOT late[i]),
+            q AS (
+                INSERT INTO quote (source_id, version_id, start, "end", page, page_label,
+                                   text, first_at)
+                SELECT base, vids[i], (x.q ->> 0)::integer, (x.q ->> 1)::integer,
+                       (x.q ->> 2)::integer, x.q ->> 3, x.q ->> 4, p_now
+                FROM jsonb_array_elements(r -> 'quotes') AS x(q))
+            INSERT INTO alias (locator, source_id)
+            SELECT x.name, base FROM jsonb_array_elements_text(r -> 'names') AS x(name)
+            ORDER BY x.name;
+            IF jsonb_array_length(r -> 'hits') > 0 THEN
+                INSERT INTO search_hit (source_id, query, engine, rank, title, snippet, at)
+                SELECT base, x.h ->> 0, x.h ->> 1, (x.h ->> 2)::integer, x.h ->> 3,
+                       x.h ->> 4, p_now
+                FROM jsonb_array_elements(r -> 'hits') AS x(h)
+                ON CONFLICT (source_id, query, engine, rank) DO NOTHING;
+            END IF;
+            ordinal := i; version_id := vids[i]; new_source := true; new_version := true;
+            source_id := base; kind := r ->> 'kind'; display := r ->> 'display';
+            title := r ->> 'title'; retrieved_at := at; text_sha256 := r ->> 'text_sha256';
+            versions := 1; number := 1; first_retrieved := at; last_retrieved := at;
+            site := r ->> 'site'; author := r ->> 'author'; published := r ->> 'published';
+            meta := r ->> 'meta';
+            RETURN NEXT;
+        END LOOP;
+    END IF;
+    FOR i IN 1 .. n LOOP  -- every retrieval's ok attempt, in order, then the failed ones
+        r := p_regs -> (i - 1);
+        CONTINUE WHEN NOT (r ->> 'retrieved')::boolean;
+        INSERT INTO attempt (kind, locator, at, status, message, source_id)
+        VALUES (r ->> 'kind', r ->> 'display', r ->> 'at', 'ok',
+                format('registered as [%s] version %s', sids[i], nums[i]), sids[i]);
+    END LOOP;
+    IF jsonb_array_length(p_failed) > 0 THEN
+        INSERT INTO attempt (kind, locator, at, status, message)
+        SELECT f.a ->> 0, f.a ->> 1, p_now, f.a ->> 2, f.a ->> 3
+        FROM jsonb_array_elements(p_failed) WITH ORDINALITY AS f(a, k) ORDER BY f.k;
+    END IF;
+END
+$fn$;
+""".replace("@LATE@", str(_LATE_VERSION))
+
+REGISTER_FUNCTION = REGISTER_FUNCTION_0021
 
 # A transaction that writes one WAL record and has a transaction id, so that its commit
 # (synchronous, as the session's setting is) waits for the WAL up to it, and so for

@@ -720,6 +720,15 @@ class PostgresStore(PostgresRegistration, PostgresBulk, WindowReads):
              "SELECT NOT EXISTS (SELECT 1 FROM passage p JOIN version v ON v.id = p.version_id "
              "JOIN source s ON s.id = v.source_id "
              "WHERE p.terms IS NOT NULL AND s.latest_version <> v.id)"),
+            # no foreign keys keep these since 0021 (each was a query per row written)
+            ("a passage, text chunk or quote belongs to no version, or a quote to "
+             "another source than its version's",
+             "SELECT NOT EXISTS (SELECT 1 FROM passage p LEFT JOIN version v "
+             "ON v.id = p.version_id WHERE v.id IS NULL) "
+             "AND NOT EXISTS (SELECT 1 FROM text_chunk c LEFT JOIN version v "
+             "ON v.id = c.version_id WHERE v.id IS NULL) "
+             "AND NOT EXISTS (SELECT 1 FROM quote q LEFT JOIN version v "
+             "ON v.id = q.version_id WHERE v.source_id IS DISTINCT FROM q.source_id)"),
         )
         problems = [what for what, sql in checks if not (self._one(sql) or (False,))[0]]
         return "; ".join(problems) or "ok"
