@@ -464,8 +464,13 @@ BEGIN
             base := base + 1;
             sids[i] := base;
             at := r ->> 'at';
+            IF NOT late[i] THEN  -- a large version, written under its key
+                UPDATE version SET source_id = base WHERE id = vids[i];
+            END IF;
             -- the rows that name its id, in one statement: source, version (small: see
-            -- above; a large one was written under its key), quotes, names
+            -- above), quotes, the ok attempt of a call of one registration (else below,
+            -- in order), names (sorted by the writer: every writer inserts names in one
+            -- order)
             WITH s AS (
                 INSERT INTO source (id, kind, locator, display, title, site, author,
                                     published, first_retrieved, last_retrieved,
@@ -481,16 +486,19 @@ BEGIN
                        r ->> 'pages', p_texts[i], p_raws[i], (r ->> 'raw_size')::bigint,
                        (r ->> 'raw_stored')::bigint
                 WHERE late[i]),
-            u AS (UPDATE version SET source_id = base WHERE id = vids[i] AND NOT late[i]),
             q AS (
                 INSERT INTO quote (source_id, version_id, start, "end", page, page_label,
                                    text, first_at)
                 SELECT base, vids[i], (x.q ->> 0)::integer, (x.q ->> 1)::integer,
                        (x.q ->> 2)::integer, x.q ->> 3, x.q ->> 4, p_now
-                FROM jsonb_array_elements(r -> 'quotes') AS x(q))
+                FROM jsonb_array_elements(r -> 'quotes') AS x(q)),
+            a AS (
+                INSERT INTO attempt (kind, locator, at, status, message, source_id)
+                SELECT r ->> 'kind', r ->> 'display', at, 'ok',
+                       'registered as [' || base || '] version 1', base
+                WHERE n = 1 AND (r ->> 'retrieved')::boolean)
             INSERT INTO alias (locator, source_id)
-            SELECT x.name, base FROM jsonb_array_elements_text(r -> 'names') AS x(name)
-            ORDER BY x.name;
+            SELECT x.name, base FROM jsonb_array_elements_text(r -> 'names') AS x(name);
             IF jsonb_array_length(r -> 'hits') > 0 THEN
                 INSERT INTO search_hit (source_id, query, engine, rank, title, snippet, at)
                 SELECT base, x.h ->> 0, x.h ->> 1, (x.h ->> 2)::integer, x.h ->> 3,
@@ -508,6 +516,7 @@ BEGIN
         END LOOP;
     END IF;
     FOR i IN 1 .. n LOOP  -- every retrieval's ok attempt, in order, then the failed ones
+        CONTINUE WHEN n = 1 AND fresh[i];  -- written with its source
         r := p_regs -> (i - 1);
         CONTINUE WHEN NOT (r ->> 'retrieved')::boolean;
         INSERT INTO attempt (kind, locator, at, status, message, source_id)
