@@ -270,3 +270,23 @@ def test_a_ledger_as_of_0020_is_upgraded_to_0021_in_place(
     assert [fk for fk in held if fk not in _fks(url)] == [
         ("passage", "passage_version_id_fkey"), ("quote", "quote_source_id_fkey"),
         ("quote", "quote_version_id_fkey"), ("text_chunk", "text_chunk_version_id_fkey")]
+
+
+def test_the_ok_attempt_of_one_new_source_comes_before_the_failed_ones(url: str) -> None:
+    """0021 writes the ok attempt of a call of one new registration with its source: the
+    order of the ledger's attempts is still the calls' (ok ones in order, then failed)."""
+    from fetchledger.errors import EmptyContent
+    from fetchledger.store.prepare import Failed
+
+    with Ledger(url) as ledger:
+        ledger.record([prepare(doc("https://a.example/", "Water boils at 100 degrees.")),
+                       Failed("web", "https://x.example/", EmptyContent("no text"))])
+        ledger.record([prepare(doc("https://a.example/", "Water boils at 99 degrees.")),
+                       Failed("web", "https://y.example/", EmptyContent("no text"))])
+        ledger.record([prepare(doc("https://b.example/", "Ice melts at 0 degrees."))])
+        assert [(a.locator, a.status, a.message, a.source_id) for a in ledger.attempts()] == [
+            ("https://a.example/", "ok", "registered as [1] version 1", 1),
+            ("https://x.example/", "empty_content", "no text", None),
+            ("https://a.example/", "ok", "registered as [1] version 2", 1),
+            ("https://y.example/", "empty_content", "no text", None),
+            ("https://b.example/", "ok", "registered as [2] version 1", 2)]

@@ -2,7 +2,8 @@
 
 Created by migration ``0013_register_statement`` (:mod:`fetchledger.store.migrations`;
 ``0009_register_function`` created its first form, and 0013's is kept as it was:
-``0018_counter_queue`` and ``0019_async_numbering`` give it its changes since), called by
+``0018_counter_queue`` and ``0019_async_numbering`` give it its changes since, and
+``0021_fewer_checks`` its form of today, ``REGISTER_FUNCTION_0021``), called by
 :mod:`fetchledger.store.pg_register`: one statement, in a transaction of its own
 (autocommit), writes a round of registrations.
 
@@ -16,12 +17,17 @@ by its names:
 
 - a source that exists gets its new version (or none, when the text and raw bytes are
   unchanged), its quotes and search hits there and then, and its answer;
-- a new source gets only its heavy rows there: the version, waiting for its source
-  under a key no source has (``-(p_key + n)``; the version's foreign key to its source
-  is deferred, checked at the commit), its passages and text chunks.
+- a new source gets only its heavy rows there: its passages and text chunks, under the
+  id its version takes from the version sequence (since 0021 they have no foreign key:
+  the version is written later); a large version (text and raw bytes over
+  ``_LATE_VERSION`` bytes, which the server would TOAST) is written there too, waiting
+  for its source under a key no source has (``-(p_key + n)``; the version's foreign key
+  to its source is deferred, checked at the commit).
 
 Then, last, it takes the id counter for the new sources — writers wait for each other
-only from here to their commit — and writes the few small rows that name their ids.
+only from here to their commit — and writes the few small rows that name their ids
+(since 0021 one statement a new source: the source, its small version, its quotes, its
+names and, in a call of one registration, its ok attempt).
 Writers queue for the counter on a lock of their own (an advisory lock named after the
 ledger's counter table, since 0018) before they update its row: a writer that waited
 for the row itself found it updated by the one before and evaluated its update again
