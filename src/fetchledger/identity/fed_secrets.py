@@ -51,9 +51,9 @@ _read_commands = shell_commands.__wrapped__  # (small pieces: kept out of its ca
 
 _STDIN_HINT = re.compile(
     r"stdin|with-token|passwd|kinit|sshpass|cryptsetup|htpasswd|sudo|doas|secrets?\b|pdbedit"
-    r"|/dev/fd/0|-fd\b|vault|aws")
+    r"|/dev/fd/0|-fd\b|vault|aws|credential|\bread\b")
 _SEND_HINT = re.compile(r"(?<![\w$-])(?:exp_send|send|sendline)\b")
-_SQL_HINT = re.compile(r"(?i)connect|conn\b|identified")
+_SQL_HINT = re.compile(r"(?i)connect|conn\b|identified|password[ \t]*\(")
 _CALL_HINT = re.compile(r"(?<![\w$])(?:connect|mysqli?_connect|mysqli|PDO"
                         r"|FTP(?:_TLS)?(?:\.open|\.new)?|login"
                         r"|HTTP(?:Basic|Digest|Proxy)Auth|(?:Basic|Digest)Auth|basic_auth"
@@ -63,11 +63,13 @@ _CALL_HINT = re.compile(r"(?<![\w$])(?:connect|mysqli?_connect|mysqli|PDO"
 def may_feed_secrets(text: str) -> bool:
     """Whether any finder of :func:`fed_secrets_found` can find something in ``text``
     (C-level scans only)."""
-    if ("|" in text or "<<" in text) and _STDIN_HINT.search(text):
+    if ("|" in text or "<<" in text or "<(" in text) and _STDIN_HINT.search(text):
         return True
     if "send" in text and _SEND_HINT.search(text):
         return True
-    if "(" in text and _CALL_HINT.search(text):
+    if "(" in text and (_CALL_HINT.search(text) or _ALIAS.search(text)):
+        return True
+    if _DEFAULT_HINT.search(text):
         return True
     return _SQL_HINT.search(text) is not None
 
@@ -75,7 +77,8 @@ def may_feed_secrets(text: str) -> bool:
 def may_call_secrets(word: str) -> bool:
     """Whether ``word`` (code without blanks: ``c=connect('h','u','PW')``) holds a call
     that :func:`fed_secrets_found` reads."""
-    return "(" in word and _CALL_HINT.search(word) is not None
+    return "(" in word and (_CALL_HINT.search(word) is not None
+                            or _ALIAS.search(word) is not None)
 
 
 def called_secrets_marked(word: str, found: list[str], mark: Mark) -> str:
@@ -99,12 +102,14 @@ def fed_secrets_found(text: str, found: list[str]) -> None:
 @lru_cache(maxsize=16)  # the gate asks first, then the redaction (the same text)
 def _fed_values(text: str) -> tuple[str, ...]:
     found: list[str] = []
-    if ("|" in text or "<<" in text) and _STDIN_HINT.search(text):
+    if ("|" in text or "<<" in text or "<(" in text) and _STDIN_HINT.search(text):
         _stdin_secrets(text, found)
     if "send" in text and _SEND_HINT.search(text):
         _sent_secrets(text, found)
-    if "(" in text and _CALL_HINT.search(text):
+    if "(" in text and (_CALL_HINT.search(text) or _ALIAS.search(text)):
         _call_secrets(text, found)
+    if _DEFAULT_HINT.search(text):
+        _default_secrets(text, found)
     if _SQL_HINT.search(text):
         _sql_secrets(text, found)
     return tuple(found)
@@ -117,6 +122,7 @@ def _fed_values(text: str) -> tuple[str, ...]:
 _SEPARATOR = re.compile(r"[;&|\n(){}]")
 _PIPE = re.compile(r"(?<![|>])\|(?![|&])")
 _HERESTRING = re.compile(r"<<<[ \t]*")
+_SUBSTITUTED = re.compile(r"(?<![<\w])<[ \t]*<\(([^()\n]*)\)")
 _HEREDOC = re.compile(r"(?<!<)<<(-?)[ \t]*(?!<)(?:'([^'\n]+)'|\"([^\"\n]+)\"|\\?([\w.-]+))")
 _WRAPPERS = frozenset({"sudo", "doas", "env", "command", "builtin", "exec", "nohup", "time",
                        "nice", "ionice", "stdbuf", "timeout", "chronic", "unbuffer"})
@@ -127,10 +133,12 @@ _STDIN_VALUES = frozenset({"-", "/dev/stdin", "stdin", "STDIN", "/dev/fd/0",
 _OPENSSL_PASS = frozenset({"-passin", "-passout", "-pass", "-password"})
 _SECRET_VERBS = frozenset({"set", "put", "create", "add", "import", "update"})
 _VALUE_OPTIONS = frozenset({"--body", "-b", "--value", "--data", "--secret", "--from-literal"})
+_PLACE_WORD = re.compile(r"[-_.]?(?:file|fd|path)\Z")  # --passphrase-fd: a passphrase's place
 _FEW = 8  # how far a group of feeders before a pipe is looked at (linear)
 # How a reader takes the lines it is fed: every line a password ("line"), the first
 # two (aws configure: key id, secret), "USER:PW" lines (chpasswd) or NAME=VALUE lines
 _LINE, _TWO, _PAIR, _NEWUSERS, _ASSIGNMENT = "line", "two", "pair", "newusers", "assignment"
+_KEYED = "keyed"  # NAME=VALUE lines, the values of secret-like names
 
 
 def _stdin_secrets(text: str, found: list[str]) -> None:
@@ -152,9 +160,20 @@ def _stdin_secrets(text: str, found: list[str]) -> None:
                 continue
             value = after[0][0][2]
             rest = [word for _, _, word in after[0][1:]]
-            how = _reader([*_words(_segment_before(text, here.start(), seps)), *rest])
+            before = _words(_segment_before(text, here.start(), seps))
+            how = _reader([*before, *rest])
+            if how is None and before == ["cat"]:  # cat <<< PW | CMD
+                j = bisect_left(seps, here.end())
+                if j < len(seps) and _PIPE.match(text, seps[j]):
+                    how = _reader(_words(_segment_after(text, seps[j] + 1, seps)))
             if how is not None:
                 _add_lines(value, how, found, text)
+    if "<(" in text:  # CMD < <(echo PW): a process substitution as standard input
+        for fed in _SUBSTITUTED.finditer(text):
+            how = _reader(_words(_segment_before(text, fed.start(), seps)))
+            if how is not None:
+                for line in _printed(_words(fed.group(1))):
+                    _add_lines(line, how, found, text)
     if "<<" in text:
         _heredoc_secrets(text, seps, found)
 
@@ -181,23 +200,28 @@ def _words(segment: str) -> list[str]:
     return [word for _, _, word in commands[0]] if commands else []
 
 
-_PRINTER = re.compile(r"""(?:^|(?<=[\s'"(]))((?:[\w./-]*/)?(?:echo|printf))(?=[ \t])""")
+_PRINTER = re.compile(r"""(?:^|(?<=[\s'"(]))((?:[\w./-]*/)?(?:echo|printf|yes))(?=[ \t])""")
 
 
-def _fed_by_pipe(text: str, at: int, seps: Sequence[int]) -> list[str]:
+def _fed_by_pipe(text: str, at: int, seps: Sequence[int], depth: int = 0) -> list[str]:
     """What the echo/printf commands before the pipe at ``at`` print: the command just
     before it, or each of a group's (``(echo A; echo B) | …``, ``{ …; } | …``)."""
-    before = _segment_before(text, at, seps)
     i = bisect_left(seps, at) - 1  # the separator just before: `)` or `}` of a group
+    while i >= 0 and text[seps[i]] in "{}" and "{}" in text[seps[i] - 1:seps[i] + 2]:
+        i -= 1  # (xargs -I{} CMD {}: a word, no group)
+    before = text[seps[i] + 1 if i >= 0 else 0:at]
     if before.strip():
         # the last printer (`ssh host 'echo PW | sudo -S …'` seen from outside), maybe
         # a few separators back inside its quotes (printf 'KEY\nSECRET\n' | aws configure)
         region = text[seps[i - _FEW] + 1 if i >= _FEW else 0:at]
         starts = [printer.start(1) for printer in _PRINTER.finditer(region)]
         for start in reversed(starts[-3:]):
-            words = _words(region[start:]) if _one_command(region[start:]) else []
-            if words:
-                return _printed(words)
+            piece = _through_pipes(region[start:])
+            shown = _printed(_words(piece)) if piece else []
+            if shown and shown != ["{}"]:  # (xargs -I{} echo {}: the input, further back)
+                return shown
+        if depth < _FEW and i >= 0 and _PIPE.match(text, seps[i]):  # a filter in between:
+            return _fed_by_pipe(text, seps[i], seps, depth + 1)  # what it was fed, further back
         return []
     if i < 0 or text[seps[i]] not in ")}" or text[seps[i] + 1:at].strip():
         return []
@@ -210,6 +234,22 @@ def _fed_by_pipe(text: str, at: int, seps: Sequence[int]) -> list[str]:
         if text[seps[j]] == closing:
             break
     return printed
+
+
+def _through_pipes(piece: str) -> str:
+    """The printer's command at the start of ``piece`` when ``piece`` is it alone, or it
+    and then only more commands of one pipeline (``echo PW | tee log | base64 -d |``
+    before a reader: what it prints flows on to the reader, whatever stands between);
+    else ``""``."""
+    if _one_command(piece):
+        return piece
+    head, bar, tail = piece.partition("|")
+    if not bar or tail[:1] == "|" or _NOT_PIPED.search(tail) or not _one_command(head):
+        return ""
+    return head
+
+
+_NOT_PIPED = re.compile(r"[;&\n(){}]|\|\|")  # (a command after one of these gets no input)
 
 
 def _one_command(piece: str) -> bool:
@@ -225,9 +265,11 @@ def _printed(words: Sequence[str]) -> list[str]:
     words = [word for word in words if word not in ("{", "}")]
     while words and words[0] in ("command", "builtin"):
         words = words[1:]
-    if not words or words[0].rsplit("/", 1)[-1] not in ("echo", "printf"):
+    if not words or words[0].rsplit("/", 1)[-1] not in ("echo", "printf", "yes"):
         return []
     args = list(words[1:])
+    if words[0].endswith("yes"):  # yes PW | passwd: PW, again and again
+        return [" ".join(args)] if args else []
     if words[0].endswith("echo"):
         while args and re.fullmatch(r"-[neE]+", args[0]):
             args = args[1:]
@@ -254,6 +296,9 @@ def _add_lines(value: str, how: str, found: list[str], text: str) -> None:
             line = password if colon else line
         elif how == _ASSIGNMENT:
             line = line.partition("=")[2]
+        elif how == _KEYED:
+            name, _, line = line.partition("=")
+            line = line if is_secret_name(name.strip()) else ""
         line = line.strip()
         if "$" in line or "`" in line:  # an expansion: the literal a script assigned it
             line = _assigned(text, line) or ""
@@ -325,11 +370,17 @@ def _program_reads(program: str, rest: Sequence[str]) -> str | None:
             return _LINE  # gh auth login --with-token
         if not equals:
             value = rest[k + 1] if k + 1 < len(rest) else ""
-        if (lowered in _OPENSSL_PASS or is_secret_name(lowered.lstrip("-"))) and (
+        named = lowered in _OPENSSL_PASS or is_secret_name(
+            _PLACE_WORD.sub("", lowered.lstrip("-")))
+        if named and (
                 value in _STDIN_VALUES or (value == "0" and lowered.endswith("fd"))):
             return _LINE  # --password-file /dev/stdin, --passphrase-fd 0, -passin stdin
     if program in ("chpasswd", "chgpasswd"):
         return _PAIR
+    if (program == "git" and rest[:1] == ["credential"]) or program.startswith("git-credential-"):
+        return _KEYED  # git credential approve: NAME=VALUE lines, password=PW
+    if program == "read" and any(is_secret_name(word) for word in rest if word[:1] != "-"):
+        return _LINE  # read -rs PASSWORD <<< PW: the variable named like a secret
     if program == "newusers":
         return _NEWUSERS
     if program in ("passwd", "smbpasswd", "kinit", "cryptsetup", "saslpasswd2"):
@@ -395,7 +446,12 @@ _SEND = re.compile(r"(?<![\w$-])(?:exp_send|send|sendline)(?:[ \t]+(?:--|-[a-z]+
                    r"(?:[ \t]*\([ \t]*[bru]?|[ \t]+)"
                    r"(\"(?:[^\"\\\n]|\\.)*\"|'[^'\n]*'|\{[^{}\n]*\}|[^\s;\"'{}\[\]()]+)")
 _PROMPT = re.compile(r"(?i)assw|passphrase|passcode|\bpass\b|secret|token|\bpin\b"
-                     r"|credential|\botp\b|verification")
+                     r"|credential|\botp\b|verification"
+                     # a prompt asking again, sudo's, or one of only a colon (su's, a
+                     # login's): `expect "Retype"`, `"sudo\]"`, `expect ":"`, `"*: "`
+                     r"|retype|re-?enter|again|confirm|verify|sudo\\?\]|ssw|\bword\b"
+                     r"|\bpasse\b|contrase|senha|\bcode\b|\bmfa\b|\b2fa\b"
+                     r"|(?<![\w$-])expect(?:[ \t]+-\w+)*[ \t]+[\"'{][*\s]*:[*\s]*[\"'}]")
 _SPAWNED = re.compile(r"(?<![\w-])(?:expect|spawn|pexpect)\b")
 _SENT_ESCAPES = re.compile(r"(?:\\+[rn])+$")
 
@@ -427,14 +483,16 @@ def _sent_secrets(text: str, found: list[str]) -> None:
 
 _SQL = re.compile(
     # Oracle: CONNECT USER/PW[@DB] at a line's or a statement's start, or after SQL>
-    r"""(?im)(?:^|(?<=[;'"]))[ \t]*(?:SQL>[ \t]*)?conn(?:ect)?[ \t]+(?!/)[^\s/@'";]+/"""
-    r"""(?:"([^"\n]+)"|([^\s/@"';]+))"""
+    r"""(?im)(?:^|(?<=[;'"])|(?<=\\n))[ \t]*(?:SQL>[ \t]*)?conn(?:ect)?[ \t]+(?!/)[^\s/@'";]+/"""
+    r"""(?:"([^"\n]+)"|([^\s/@"';\\]+))"""  # (not an escaped line break after it)
     # DB2: CONNECT TO DB USER U USING PW
     r"""|\bconnect[ \t]+to[ \t]+\S+[ \t]+user[ \t]+\S+[ \t]+using[ \t]+"""
     r"""(?:"([^"\n]+)"|'([^'\n]+)'|([^\s;'"]+))"""
     # IDENTIFIED BY PW unquoted (quoted: quoted_values), IDENTIFIED WITH PLUGIN BY 'PW'
     r"""|\bidentified[ \t]+(?:with[ \t]+\S+[ \t]+)?by[ \t]+(?!values\b|password\b)"""
-    r"""(?:"([^"\n]+)"|'([^'\n]+)'|([^\s;'"()]+))""")
+    r"""(?:"([^"\n]+)"|'([^'\n]+)'|([^\s;'"()]+))"""
+    # MySQL's PASSWORD('PW') (SET PASSWORD … = PASSWORD('PW')), also set_password('PW')
+    r"""|(?<![\w$])(?:set_?)?password[ \t]*\([ \t]*[bru]?(?:'([^'\n]+)'|"([^"\n]+)")[ \t]*\)""")
 
 
 def _sql_secrets(text: str, found: list[str]) -> None:
@@ -460,16 +518,21 @@ def _call_secrets(text: str, found: list[str]) -> None:
     """``connect(HOST, USER, 'PW')``, ``login(USER, 'PW')``, ``auth=(USER, 'PW')``: the
     password by its place, when it is a string literal."""
     for call in _CALL.finditer(text):
-        arguments = _arguments(text, call.end())
-        name = call.group(1)
-        if name.startswith(("connect", "mysql", "PDO", "FTP")):
-            place = 3 if len(arguments) > 3 and _NUMBER.fullmatch(arguments[1][1]) else 2
-        else:
-            place = 1
-        if len(arguments) > place and arguments[place][0]:
-            value = arguments[place][1]
-            if value.strip() and "$" not in value and not value.startswith(("%", "{")):
-                found.append(value)
+        _password_at(call.group(1), _arguments(text, call.end()), found)
+    if " as " in text or "=" in text:
+        _aliased_call_secrets(text, found)
+
+
+def _password_at(name: str, arguments: list[tuple[bool, str]], found: list[str]) -> None:
+    """The password among the ``arguments`` of a call of ``name``, by its place."""
+    if name.startswith(("connect", "mysql", "PDO", "FTP")):
+        place = 3 if len(arguments) > 3 and _NUMBER.fullmatch(arguments[1][1]) else 2
+    else:
+        place = 1
+    if len(arguments) > place and arguments[place][0]:
+        value = arguments[place][1]
+        if value.strip() and "$" not in value and not value.startswith(("%", "{")):
+            found.append(value)
 
 
 def _arguments(text: str, at: int) -> list[tuple[bool, str]]:
@@ -490,3 +553,79 @@ def _arguments(text: str, at: int) -> list[tuple[bool, str]]:
         if end != ",":
             break
     return arguments
+
+
+# --- a password as a default, a call under another name ---------------------------------
+
+# `${DB_PASSWORD:-V}`, `${TOKEN:=V}` (also without the colon, and `+`: the value used
+# when set). In code, a literal standing in for a secret-like setting that is missing:
+# the next argument of a look-up (`os.environ.get('API_TOKEN', 'V')`, `os.getenv`,
+# `setdefault`, Ruby's `ENV.fetch`, Laravel's `env`, Java's `getOrDefault`; after a
+# section, `config.get('db', 'password', fallback='V')`; `default=`/`fallback=`), any such
+# look-up given to a secret-like name (`password=os.environ.get('X', 'V')`); what stands
+# after `or`, `||`, `??`, `?:` or in a block after one (`os.environ.get('SECRET_KEY') or
+# 'V'`, `process.env['API_KEY'] || 'V'`, `ENV.fetch('TOKEN') { 'V' }`, `env.TOKEN ?? 'V'`);
+# an option's `default=` (`add_argument('--token', default='V')`, click's `option`)
+_DEFAULT_HINT = re.compile(r"\$\{\w+:?[-=+]|(?:get(?:env|OrDefault)?|setdefault|fetch|env)"
+                           r"[ \t]*\(|[\w'\")\]][ \t]*(?:\|\||\?\?|\?:|or\b|\{)"
+                           r"|default[ \t]*=")
+_SHELL_DEFAULT = re.compile(r"\$\{([A-Za-z_]\w*):?[-=+]([^}$`'\"\s\\]+)\}")
+_CODE_DEFAULT = re.compile(
+    r"""(?:(?<![\w.$])([A-Za-z_][\w.]*)['"]?[ \t]*(?:=|:|=>)[ \t]*)?"""  # a name given it
+    r"""(?<![\w$])(?:[\w$]+(?:\.|->|::)|\(\)\.)*"""
+    r"""(?:get(?:env|OrDefault)?|setdefault|fetch|env)[ \t]*\([ \t]*"""
+    r"""(?:[bru]?(['"])[^'"\\\n]*\2[ \t]*,[ \t]*)?"""  # a section first (configparser)
+    r"""[bru]?(['"])([^'"\\\n]*)\3"""  # the setting's name
+    r"""(?:[ \t]*,[ \t]*(?:(?:default|fallback)[ \t]*=[ \t]*)?[bru]?(['"])([^'"\\\n]*)\5"""
+    r"""|[ \t]*[)\]][ \t]*(?:\|\||\?\?|\?:|or\b|\{)[ \t]*[bru]?(['"])([^'"\\\n]*)\7)""")
+_OR_DEFAULT = re.compile(  # env['API_KEY'] || 'V', env.TOKEN ?? 'V'
+    r"""(?:\[[ \t]*(['"])([\w.-]+)\1[ \t]*\]|env\.([A-Za-z_]\w*))"""
+    r"""[ \t]*(?:\|\||\?\?|\?:|or\b)[ \t]*[bru]?(['"])([^'"\\\n]*)\4""")
+_OPTION_DEFAULT = re.compile(  # add_argument('--token', type=str, default='V')
+    r"""\([ \t]*(['"])(-{0,2}[\w.-]+)\1[^()'"\n]{0,80}?\bdefault[ \t]*=[ \t]*"""
+    r"""[bru]?(['"])([^'"\\\n]*)\3""")
+
+
+def _default_secrets(text: str, found: list[str]) -> None:
+    values: list[str] = []
+    for shell in _SHELL_DEFAULT.finditer(text):
+        if is_secret_name(shell.group(1)):
+            values.append(shell.group(2))
+    if "(" in text:
+        for code in _CODE_DEFAULT.finditer(text):
+            name = code.group(1)
+            if is_secret_name(code.group(4)) or (name and is_secret_name(
+                    name.rsplit(".", 1)[-1])):
+                values.append(code.group(6) if code.group(6) is not None else code.group(8))
+        for option in _OPTION_DEFAULT.finditer(text):
+            if is_secret_name(option.group(2)):
+                values.append(option.group(4))
+    if "[" in text or "env." in text:
+        for alone in _OR_DEFAULT.finditer(text):
+            if is_secret_name(alone.group(2) or alone.group(3)):
+                values.append(alone.group(5))
+    found.extend(value for value in values if value.strip() and "$" not in value)
+
+
+# A known call bound to another name: `from requests.auth import HTTPBasicAuth as B`,
+# `import pymysql.connect as c`, `B = requests.auth.HTTPBasicAuth` (not called there);
+# the calls of that name take the password at the known call's place
+_CALLED = (r"connect|mysqli?_connect|mysqli|PDO|FTP(?:_TLS)?|login"
+           r"|HTTP(?:Basic|Digest|Proxy)Auth|(?:Basic|Digest)Auth|basic_auth|digest_auth")
+_ALIAS = re.compile(rf"(?<![\w$])({_CALLED})[ \t]+as[ \t]+([A-Za-z_]\w*)"
+                    rf"|(?<![\w$.])([A-Za-z_$][\w$]*)[ \t]*=[ \t]*(?:[\w$]+(?:\.|->|::))*"
+                    rf"({_CALLED})\b(?![ \t]*[(.\w])")
+
+
+def _aliased_call_secrets(text: str, found: list[str]) -> None:
+    aliases = {}
+    for alias in _ALIAS.finditer(text):
+        called, name = (alias.group(1), alias.group(2)) if alias.group(1) else (
+            alias.group(4), alias.group(3))
+        if name != called:
+            aliases[name] = called
+    if not aliases:
+        return
+    calls = re.compile(r"(?<![\w$])(" + "|".join(map(re.escape, aliases)) + r")[ \t]*\(")
+    for call in calls.finditer(text):
+        _password_at(aliases[call.group(1)], _arguments(text, call.end()), found)
