@@ -189,6 +189,46 @@ PLACES_LOOK_ALIKES: list[LookAlike] = [("argv", argv) for argv in [
                                                         "POSTGRES_PASSWORD_FILE=/run/s/pg", "pg"],
 ]]
 
+# --- more calls taking a password by place ----------------------------------------------
+CALLS_BY_PLACE: list[Case] = _argvs(
+    ["java", "-e", 'DriverManager.getConnection("jdbc:mysql://h/d", "u", "PW")'],
+    ["php", "-r", "ftp_login($c, 'u', 'PW');"], ["php", "-r", "ldap_bind($l, 'cn=admin', 'PW');"],
+    ["php", "-r", "ssh2_auth_password($s, 'u', 'PW');"],
+    ["php", "-r", "imap_open('{h}', 'u', 'PW');"], ["php", "-r", "oci_connect('u', 'PW', 'db');"],
+    ["python3", "-c", "l.simple_bind_s('cn=a', 'PW')"],
+    ["python3", "-c", "from pexpect import pxssh; s = pxssh.pxssh(); s.login('h', 'u', 'PW')"],
+    ["python3", "-c", "c = DriverManager.getConnection; c('jdbc:x', 'u', 'PW')"],
+)
+CALLS_BY_PLACE_LOOK_ALIKES: list[LookAlike] = [("argv", argv) for argv in [
+    ["php", "-r", "ftp_login($c, $u, $p);"], ["python3", "-c", "l.simple_bind_s(dn, pw)"],
+    ["java", "-e", "DriverManager.getConnection(url)"],
+]]
+
+# --- written into a credentials file, printed by printf, given as a variable ------------
+WRITTEN: list[Case] = _scripts(
+    "echo PW > /run/secrets/db_password", "printf '%s' PW > ~/.vault-token",
+    "echo PW | tee token.txt", "echo PW | sudo tee -a /etc/app/api.key >/dev/null",
+    "cat > ~/.pgpass <<'EOF'\nh:5432:*:u:PW\nEOF", "echo 'h:5432:*:u:PW' >> ~/.pgpass",
+    "echo 'machine api.h login u password PW' > ~/.netrc",
+    "cat > ~/.netrc <<EOF\nmachine h\n  login u\n  password PW\nEOF",
+    "printf 'machine h login u password %s\\n' PW > ~/.netrc",
+    "printf 'password=%s\\n' PW > ~/.my.cnf",
+    "mysql --defaults-extra-file=<(printf '[client]\\npassword=%s\\n' PW) db",
+    "printf 'connect u/%s\\n' PW | sqlplus -s /nolog",
+    "P=PW; sshpass -p \"$P\" ssh h", "R=PW; docker login -u bob -p $R r",
+    "T=PW; curl -H \"Authorization: Bearer $T\" h", "U=bob; P=PW; curl -u \"$U:$P\" h",
+    "for t in PW; do curl -H \"X-Api-Key: $t\" h; done",
+    "set -- PW; docker login -u bob -p \"$1\" r",
+)
+WRITTEN_LOOK_ALIKES: list[LookAlike] = [("script", script) for script in [
+    "echo done > /var/log/app.log", "echo 1 > /proc/sys/x", "printf '%s\\n' a b > list.txt",
+    "echo 'machine learning' > notes.txt", "printf 'user=%s\\n' bob", "echo hi > keymaster.log",
+    "echo 'ssh-ed25519 AAAAC3Nz user' >> ~/.ssh/authorized_keys",
+    "echo 'bob:x:1000:1000::/home/bob:/bin/sh' >> /etc/passwd", "X=1; echo $X > count.txt",
+    "for f in *.txt; do wc -l $f; done", "set -- a b; echo $1", "printf '%s:%s\\n' host 5432",
+    "echo default > mode.txt", "N=bob; ssh -l $N h", "echo ok > pass_through.json",
+]]
+
 CLASSES: list[tuple[str, list[Case], list[LookAlike]]] = [
     ("held out: fed through programs in between, by yes, a process substitution, "
      "git credential, read (session 9)", PIPED, PIPED_LOOK_ALIKES),
@@ -204,6 +244,10 @@ CLASSES: list[tuple[str, list[Case], list[LookAlike]]] = [
      PROGRAMS_LOOK_ALIKES),
     ("held out: a secret's place (--password-file, -pass file:; session 9)", [],
      PLACES_LOOK_ALIKES),
+    ("held out: more calls by place (getConnection, ftp_login, ldap_bind, pxssh; session 9)",
+     CALLS_BY_PLACE, CALLS_BY_PLACE_LOOK_ALIKES),
+    ("held out: written to a credentials file (.netrc, .pgpass, secrets/), printed by "
+     "printf, given as a variable (P=PW; -p \"$P\"; session 9)", WRITTEN, WRITTEN_LOOK_ALIKES),
 ]
 ALL: list[Case] = [case for _, cases, _ in CLASSES for case in cases]
 LOOK_ALIKES: list[LookAlike] = [look for _, _, looks in CLASSES for look in looks]

@@ -108,11 +108,15 @@ E2E_SCRIPTS = [
     f"echo ${{DB_PASSWORD:-{PW}}}",  # prints the default
     f"bash -c \"read -rs TOKEN <<< '{PW}'; echo got \\$TOKEN\"",
     f"{STUBS}printf '%s' {PW} | xargs echo | kinit bob",
+    f"mkdir -p s && echo {PW} > s/token.txt && cat s/token.txt",  # prints the file written
+    f"printf 'machine h login u password %s\\n' {PW} > n && cat n",
+    f"P={PW}; sshpass() {{ echo \"using $2\"; }}; sshpass -p \"$P\" ssh h",
 ]
 
 
 @pytest.mark.parametrize("script", E2E_SCRIPTS, ids=["tee", "yes", "substitution", "default",
-                                                     "read", "xargs"])
+                                                     "read", "xargs", "file", "netrc",
+                                                     "variable"])
 def test_run_shell_keeps_the_secret_out_of_the_ledger(script: str, tmp_path: Path) -> None:
     path = tmp_path / "ledger.db"
     with Ledger(path) as ledger:
@@ -144,6 +148,29 @@ def test_run_keeps_a_held_out_secret_out_of_the_ledger(argv: list[str], tmp_path
         with pytest.raises(Exception, match="command not found"):  # an attempt's locator too
             ledger.run(["no-such-program-9", *argv[1:]], cwd=tmp_path)
     assert _ledger_holds(path, PW) == [] and _ledger_holds(path, OTHER) == []
+
+
+def test_the_cli_and_the_mcp_server_keep_a_held_out_secret_out(tmp_path: Path, run_cli: Any,
+                                                              monkeypatch: pytest.MonkeyPatch
+                                                              ) -> None:
+    """`run --shell` of the CLI and `run_command` of the MCP server (bash allowed)."""
+    from mcp_session import McpSession, text_of
+
+    path = tmp_path / "cli.db"
+    monkeypatch.chdir(tmp_path)
+    script = f"{STUBS}echo {PW} | tee /dev/null | docker login --password-stdin -u bob r.io"
+    result = run_cli("--ledger", str(path), "run", "--shell", "--", script)
+    assert result.exit_code == 0, result.stderr
+    assert PW not in result.stdout + result.stderr
+    session = McpSession(["mcp", "--ledger", str(path), "--allow-command", "bash"],
+                         cwd=tmp_path, workdir=tmp_path / "logs")
+    try:
+        called = session.call("run_command", argv=["bash", "-c", f"echo ${{API_TOKEN:-{PW}}}"])
+        assert not called.is_error, text_of(called)
+        assert PW not in text_of(called) and "REDACTED" in text_of(called)
+    finally:
+        session.close()
+    assert _ledger_holds(path, PW) == []
 
 
 def test_an_echoed_secret_header_in_base64_is_scrubbed(tmp_path: Path) -> None:
@@ -201,6 +228,14 @@ HELD_OUT_SHAPES = {  # n → a script of about n * 20 characters
     "expect word: send vN": lambda n: "expect -c '" + "".join(
         f'expect "word:"; send "v{i}\\r"; ' for i in range(n * 2 // 3)) + "'",
     "jdbc ;a=b pairs": lambda n: "jdbc:sqlserver://h" + ";a=b" * (n * 5),
+    "echo vN > token.txt": lambda n: "".join(f"echo v{i} > token.txt; " for i in range(n)),
+    "printf 'password=%s' vN": lambda n: "".join(
+        f"printf 'password=%s\\n' v{i}; " for i in range(n * 2 // 3)),
+    "P=vN; sshpass -p $P": lambda n: "".join(
+        f"P{i}=v{i}; sshpass -p \"$P{i}\" h; " for i in range(n * 2 // 3)),
+    "netrc lines": lambda n: "cat > ~/.netrc <<EOF\n" + "".join(
+        f"machine h{i} login u password v{i}\n" for i in range(n // 2)) + "EOF",
+    "'>' runs and printf %s runs": lambda n: ">" * (n * 10) + " printf '" + "%s" * (n * 5) + "'",
 }
 
 

@@ -343,9 +343,12 @@ def test_a_ledger_that_held_session_9_held_out_secrets_keeps_its_ids(
         ["sh", "-c", "expect -c 'spawn ssh h; expect \"Retype\"; send \"H3ldV4lueSix\\r\"'"],
         ["java", "-jar", "a.jar", "jdbc:sqlserver://h;user=u;password=H3ldV4lueSeven;"],
         ["oc", "login", "-u", "u", "-p", "H3ldV4lueEight"],
-        ["vault", "kv", "put", "secret/app", "value=H3ldV4lueNine"]],
+        ["vault", "kv", "put", "secret/app", "value=H3ldV4lueNine"],
+        ["sh", "-c", "P=H3ldV4lueTen; sshpass -p \"$P\" ssh h"],
+        ["sh", "-c", "echo 'machine h login u password H3ldV4lueEleven' > ~/.netrc"]],
         ("H3ldV4lueOne", "H3ldV4lueTwo", "H3ldV4lueThree", "H3ldV4lueFour", "H3ldV4lueFive",
-         "H3ldV4lueSix", "H3ldV4lueSeven", "H3ldV4lueEight", "H3ldV4lueNine"), text="Done.")
+         "H3ldV4lueSix", "H3ldV4lueSeven", "H3ldV4lueEight", "H3ldV4lueNine", "H3ldV4lueTen",
+         "H3ldV4lueEleven"), text="Done.")
 
 
 @pytest.mark.both_backends
