@@ -617,6 +617,8 @@ def _redact_script(text: str, found: list[str], mark: Mark, depth: int) -> str:
     script = script_words(text)
     values = script.values
     cleans = _redact_commands(script, found, mark, depth)
+    if len(found) > start and "$" in text:  # P=V; sshpass -p "$P": V too
+        found.extend(fed.expanded_literals(text, found[start:]))
     if len(found) > start:  # a secret found anywhere, wherever it stands as (part of) a word
         cleans = _scrub_marked(cleans, found[start:], mark)
     changed = list(compress(count(), map(ne, values, cleans)))

@@ -36,14 +36,15 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 
+from . import written_secrets as written
 from .secrets import Mark, is_secret_name, scrub
 from .shellwords import shell_commands
 
-__all__ = ["called_secrets_marked", "fed_secrets_found", "feeds_secrets", "may_call_secrets",
-           "may_feed_secrets"]
+__all__ = ["called_secrets_marked", "expanded_literals", "fed_secrets_found", "feeds_secrets",
+           "may_call_secrets", "may_feed_secrets"]
 
 _read_commands = shell_commands.__wrapped__  # (small pieces: kept out of its cache)
 
@@ -51,11 +52,22 @@ _read_commands = shell_commands.__wrapped__  # (small pieces: kept out of its ca
 
 _STDIN_HINT = re.compile(
     r"stdin|with-token|passwd|kinit|sshpass|cryptsetup|htpasswd|sudo|doas|secrets?\b|pdbedit"
-    r"|/dev/fd/0|-fd\b|vault|aws|credential|\bread\b")
+    r"|/dev/fd/0|-fd\b|vault|aws|credential|read\b|tee\b")  # (no \b first: a slow scan)
 _SEND_HINT = re.compile(r"(?<![\w$-])(?:exp_send|send|sendline)\b")
-_SQL_HINT = re.compile(r"(?i)connect|conn\b|identified|password[ \t]*\(")
-_CALL_HINT = re.compile(r"(?<![\w$])(?:connect|mysqli?_connect|mysqli|PDO"
-                        r"|FTP(?:_TLS)?(?:\.open|\.new)?|login"
+_SQL_HINT = re.compile(r"(?i)conn(?:ect|\b)|identified")
+
+
+def _may_sql(text: str) -> bool:
+    """Whether :func:`_sql_secrets` may find something: a logon or an ``IDENTIFIED``, or
+    MySQL's ``PASSWORD('PW')`` (a substring test first: a case-blind scan is slow)."""
+    return _SQL_HINT.search(text) is not None or (
+        ("assword" in text or "ASSWORD" in text) and _PASSWORD_CALL.search(text) is not None)
+
+
+_PASSWORD_CALL = re.compile(r"(?i)password[ \t]*\(")
+_CALL_HINT = re.compile(r"(?<![\w$])(?:connect|mysqli?_connect|mysqli|PDO|getConnection"
+                        r"|FTP(?:_TLS)?(?:\.open|\.new)?|login|oci_p?connect|simple_bind(?:_s)?"
+                        r"|bind_s|ftp_login|ldap_bind|ssh2_auth_password|imap_open"
                         r"|HTTP(?:Basic|Digest|Proxy)Auth|(?:Basic|Digest)Auth|basic_auth"
                         r"|digest_auth|auth)[ \t]*(?:=>?[ \t]*)?\(")
 
@@ -67,18 +79,21 @@ def may_feed_secrets(text: str) -> bool:
         return True
     if "send" in text and _SEND_HINT.search(text):
         return True
-    if "(" in text and (_CALL_HINT.search(text) or _ALIAS.search(text)):
+    if "(" in text and (_CALL_HINT.search(text) or (_may_alias(text) and _aliases(text))):
         return True
-    if _DEFAULT_HINT.search(text):
+    if _may_default(text):
         return True
-    return _SQL_HINT.search(text) is not None
+    if (">" in text and _WRITTEN_HINT.search(text)) or written.may_write_lines(text) or (
+            "printf" in text and "%" in text):
+        return True
+    return _may_sql(text)
 
 
 def may_call_secrets(word: str) -> bool:
     """Whether ``word`` (code without blanks: ``c=connect('h','u','PW')``) holds a call
     that :func:`fed_secrets_found` reads."""
     return "(" in word and (_CALL_HINT.search(word) is not None
-                            or _ALIAS.search(word) is not None)
+                            or (_may_alias(word) and bool(_aliases(word))))
 
 
 def called_secrets_marked(word: str, found: list[str], mark: Mark) -> str:
@@ -106,12 +121,18 @@ def _fed_values(text: str) -> tuple[str, ...]:
         _stdin_secrets(text, found)
     if "send" in text and _SEND_HINT.search(text):
         _sent_secrets(text, found)
-    if "(" in text and (_CALL_HINT.search(text) or _ALIAS.search(text)):
+    if "(" in text and (_CALL_HINT.search(text) or _may_alias(text)):
         _call_secrets(text, found)
-    if _DEFAULT_HINT.search(text):
+    if _may_default(text):
         _default_secrets(text, found)
-    if _SQL_HINT.search(text):
+    if _may_sql(text):
         _sql_secrets(text, found)
+    if ">" in text and _WRITTEN_HINT.search(text):
+        _written_secrets(text, found)
+    if "printf" in text and "%" in text:
+        _rendered_secrets(text, found)
+    if written.may_write_lines(text):
+        written.written_lines_found(text, found)
     return tuple(found)
 
 
@@ -308,7 +329,7 @@ def _add_lines(value: str, how: str, found: list[str], text: str) -> None:
 
 # A variable expanded whole (`$PW`, `${PW}`), and where a script assigns it a literal:
 # `PW=V`, `export PW='V'`, `local PW="V"`; Tcl's `set pw "V"` (each found in one pass)
-_EXPANDED = re.compile(r"\$\{?([A-Za-z_]\w*)\}?")
+_EXPANDED = re.compile(r"\$\{?([A-Za-z_]\w*|[1-9])\}?")
 _SHELL_ASSIGNMENT = re.compile(
     r"(?:^|(?<=[\s;&|(]))(?:(?:export|local|readonly|declare|typeset)[ \t]+(?:-\w+[ \t]+)*)?"
     r"""([A-Za-z_]\w*)=(?:'([^'\n]*)'|"([^"$`\\\n]*)"|([^\s;&|<>()'"$`\\]+))""")
@@ -318,10 +339,31 @@ _TCL_SET = re.compile(r"""(?<![\w$-])set[ \t]+([A-Za-z_]\w*)[ \t]+"""
 
 @lru_cache(maxsize=16)
 def _assignments(text: str, tcl: bool) -> dict[str, str]:
-    """Each variable ``text`` assigns a literal, with the last literal assigned."""
+    """Each variable ``text`` assigns a literal, with the last literal assigned; also
+    the positional parameters of ``set -- A B`` and a ``for NAME in WORD`` loop's one
+    word."""
     pattern = _TCL_SET if tcl else _SHELL_ASSIGNMENT
-    return {match.group(1): next(g for g in match.groups()[1:] if g is not None)
-            for match in pattern.finditer(text)}
+    assigned = {match.group(1): next(g for g in match.groups()[1:] if g is not None)
+                for match in pattern.finditer(text)}
+    if not tcl and ("set" in text or "for" in text):
+        for positional in _SET_ARGUMENTS.finditer(text):
+            assigned.update((str(n), word) for n, word in enumerate(
+                _words(positional.group(1))[:9], start=1) if "$" not in word)
+        for loop in _FOR_ONE.finditer(text):
+            assigned[loop.group(1)] = loop.group(2).strip("'\"")
+    return assigned
+
+
+_SET_ARGUMENTS = re.compile(r"(?<![\w-])set[ \t]+--[ \t]+([^;&|\n()]*)")
+_FOR_ONE = re.compile(r"""(?<![\w-])for[ \t]+([A-Za-z_]\w*)[ \t]+in[ \t]+"""
+                      r"""('[^'\n$`]+'|"[^"\n$`]+"|[^\s;&|'"$`()]+)[ \t]*(?:;|\n)""")
+
+
+def expanded_literals(text: str, values: Sequence[str]) -> list[str]:
+    """The literals ``text`` (a script) assigns the variables that ``values`` expand
+    whole (``sshpass -p "$P"`` after ``P=V``, ``set -- V``, ``for P in V``): secrets too."""
+    literals = (_assigned(text, value) for value in values if value[:1] == "$")
+    return [literal for literal in literals if literal]
 
 
 def _assigned(text: str, value: str, tcl: bool = False) -> str | None:
@@ -377,6 +419,8 @@ def _program_reads(program: str, rest: Sequence[str]) -> str | None:
             return _LINE  # --password-file /dev/stdin, --passphrase-fd 0, -passin stdin
     if program in ("chpasswd", "chgpasswd"):
         return _PAIR
+    if program == "tee" and any(_secret_file(word) for word in rest if word[:1] != "-"):
+        return _LINE  # echo PW | tee /run/secrets/db
     if (program == "git" and rest[:1] == ["credential"]) or program.startswith("git-credential-"):
         return _KEYED  # git credential approve: NAME=VALUE lines, password=PW
     if program == "read" and any(is_secret_name(word) for word in rest if word[:1] != "-"):
@@ -427,6 +471,9 @@ def _heredoc_secrets(text: str, seps: Sequence[int], found: list[str]) -> None:
         before = _words(_segment_before(text, here.start(), seps))
         rest_of_line = text[here.end():line_end]
         how = _reader([*before, *_words(_segment_after(rest_of_line, 0, []))])
+        if how is None and _written_to_secret_file(
+                _segment_before(text, here.start(), seps) + rest_of_line):
+            how = _LINE  # cat > ~/.pgpass <<EOF: every line written
         if how is None and before[:1] == ["cat"] and len(before) == 1 and "|" in rest_of_line:
             how = _reader(_words(rest_of_line.split("|", 1)[1]))  # cat <<EOF | CMD
         tabs = "\t*" if here.group(1) else ""
@@ -438,6 +485,74 @@ def _heredoc_secrets(text: str, seps: Sequence[int], found: list[str]) -> None:
         if end is None:
             return
         done = end.end()
+
+
+# --- written into a secret-named file, printed by printf ---------------------------------
+
+# `echo PW > /run/secrets/db`, `printf '%s' PW >> token.txt`, `cat > ~/.pgpass <<EOF`, `|
+# tee ~/.vault-token`: what a printer writes into a file whose name (or a folder's) is
+# secret-like
+_WRITTEN_TO = re.compile(r"(?<![<>&\d])>>?\|?[ \t]*([^\s;&|<>()'\"]+)")
+_WRITTEN_HINT = re.compile(r"(?i)>[ \t]*[^\s;&|<>]*(?:key|token|secret|pass|pwd|auth|cred"
+                           r"|sess|cookie)")
+_NOT_FILES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "/etc/passwd",
+                        "/etc/group"})  # (no password in /etc/passwd)
+
+
+def _secret_file(path: str) -> bool:
+    """A file or folder named like a secret's keeper, its name ending in the secret word
+    (`token.txt`, `.pgpass`, `/run/secrets/`, `.git-credentials`), not a public key's."""
+    if path in _NOT_FILES or "$" in path or path.endswith((".pub", "authorized_keys")):
+        return False
+    if path.lower().endswith((".key", ".token", ".secret", ".password", ".pass")):
+        return True
+    return any(_KEEPER.search(name) is not None and is_secret_name(name)
+               for name in (part.lstrip(".").partition(".")[0].lower()
+                            for part in path.split("/")) if name)
+
+
+_KEEPER = re.compile(r"(?:key|token|secret|passw(?:or)?d|pass|pwd|credential|cred|auth"
+                     r"|cookie|session)s?\Z")
+
+
+def _written_to_secret_file(segment: str) -> bool:
+    return ">" in segment and any(_secret_file(m.group(1)) for m in _WRITTEN_TO.finditer(segment))
+
+
+def _written_secrets(text: str, found: list[str]) -> None:
+    seps = [m.start() for m in _SEPARATOR.finditer(text)]
+    for target in _WRITTEN_TO.finditer(text):
+        if _secret_file(target.group(1)):
+            command = _segment_before(text, target.start(), seps)
+            for line in _printed(_words(command)):
+                _add_lines(line, _LINE, found, text)
+
+
+_PRINTF = re.compile(r"(?:^|(?<=[\s'\"(]))(?:[\w./-]*/)?printf[ \t]+")
+_FORMAT = re.compile(r"%[-+ #0]*\d*(?:\.\d+)?[sbdq]")
+
+
+def _filler(arguments: Sequence[str]) -> Callable[[re.Match[str]], str]:
+    """printf's arguments, one for each conversion of its format in turn."""
+    left = iter(arguments)
+    return lambda _: next(left, "")
+
+
+def _rendered_secrets(text: str, found: list[str]) -> None:
+    """What each ``printf FORMAT ARGS`` prints, with its arguments in place, read by the
+    line rules (``printf 'connect u/%s\\n' PW | sqlplus``, ``printf 'password=%s' PW``):
+    the arguments found there are secrets."""
+    seps = [m.start() for m in _SEPARATOR.finditer(text)]
+    for printf in _PRINTF.finditer(text):
+        words = _words(_segment_after(text, printf.start(), seps))
+        if len(words) < 3 or "%" not in words[1]:
+            continue
+        rendered = _FORMAT.sub(_filler(words[2:2 + _FEW]), words[1])
+        values: list[str] = []
+        _sql_secrets(rendered, values)
+        written.written_lines_found(rendered, values, printed=True,
+                                    pgpass="pgpass" in text.lower())
+        found.extend(value for value in values if value in words[2:])
 
 
 # --- prompts answered by expect scripts --------------------------------------------------
@@ -504,8 +619,9 @@ def _sql_secrets(text: str, found: list[str]) -> None:
 
 # --- credentials passed by position in code ---------------------------------------------
 
-_CALL = re.compile(r"(?<![\w$])(connect|mysqli?_connect|mysqli|PDO"
-                   r"|FTP(?:_TLS)?(?:\.open|\.new)?|login"
+_CALL = re.compile(r"(?<![\w$])(connect|mysqli?_connect|mysqli|PDO|getConnection"
+                   r"|FTP(?:_TLS)?(?:\.open|\.new)?|login|oci_p?connect|simple_bind(?:_s)?"
+                   r"|bind_s|ftp_login|ldap_bind|ssh2_auth_password|imap_open"
                    r"|HTTP(?:Basic|Digest|Proxy)Auth|(?:Basic|Digest)Auth|basic_auth"
                    r"|digest_auth|auth[ \t]*=>?)[ \t]*\(")
 _ARGUMENT = re.compile(r"""[ \t]*(?:[bru]?'([^'\\\n]*)'|[bru]?"([^"\\\n]*)"|([^,()'"\[\]{}\n=]*))"""
@@ -519,20 +635,28 @@ def _call_secrets(text: str, found: list[str]) -> None:
     password by its place, when it is a string literal."""
     for call in _CALL.finditer(text):
         _password_at(call.group(1), _arguments(text, call.end()), found)
-    if " as " in text or "=" in text:
+    if _may_alias(text):
         _aliased_call_secrets(text, found)
 
 
 def _password_at(name: str, arguments: list[tuple[bool, str]], found: list[str]) -> None:
-    """The password among the ``arguments`` of a call of ``name``, by its place."""
-    if name.startswith(("connect", "mysql", "PDO", "FTP")):
-        place = 3 if len(arguments) > 3 and _NUMBER.fullmatch(arguments[1][1]) else 2
-    else:
-        place = 1
-    if len(arguments) > place and arguments[place][0]:
-        value = arguments[place][1]
-        if value.strip() and "$" not in value and not value.startswith(("%", "{")):
-            found.append(value)
+    """The password among the ``arguments`` of a call of ``name``, by its place: the
+    third (after a host and a user, the fourth after a port too: ``connect``, JDBC's
+    ``getConnection(URL, USER, PW)``, PHP's ``ftp_login($c, USER, PW)``, ``ldap_bind``,
+    ``imap_open``, ``ssh2_auth_password``), else the second (``login(USER, PW)``,
+    ``oci_connect(USER, PW, DB)``, LDAP's ``simple_bind_s(DN, PW)``); ``login(HOST,
+    USER, PW)`` (pexpect's pxssh) the second and the third."""
+    places = [1]
+    if name.startswith(("connect", "mysql", "PDO", "FTP", "getConnection", "ftp_", "ldap_",
+                        "ssh2_", "imap_")):
+        places = [3 if len(arguments) > 3 and _NUMBER.fullmatch(arguments[1][1]) else 2]
+    elif name == "login" and len(arguments) > 2:
+        places = [1, 2]
+    for place in places:
+        if len(arguments) > place and arguments[place][0]:
+            value = arguments[place][1]
+            if value.strip() and "$" not in value and not value.startswith(("%", "{")):
+                found.append(value)
 
 
 def _arguments(text: str, at: int) -> list[tuple[bool, str]]:
@@ -566,64 +690,81 @@ def _arguments(text: str, at: int) -> list[tuple[bool, str]]:
 # after `or`, `||`, `??`, `?:` or in a block after one (`os.environ.get('SECRET_KEY') or
 # 'V'`, `process.env['API_KEY'] || 'V'`, `ENV.fetch('TOKEN') { 'V' }`, `env.TOKEN ?? 'V'`);
 # an option's `default=` (`add_argument('--token', default='V')`, click's `option`)
-_DEFAULT_HINT = re.compile(r"\$\{\w+:?[-=+]|(?:get(?:env|OrDefault)?|setdefault|fetch|env)"
-                           r"[ \t]*\(|[\w'\")\]][ \t]*(?:\|\||\?\?|\?:|or\b|\{)"
-                           r"|default[ \t]*=")
 _SHELL_DEFAULT = re.compile(r"\$\{([A-Za-z_]\w*):?[-=+]([^}$`'\"\s\\]+)\}")
-_CODE_DEFAULT = re.compile(
-    r"""(?:(?<![\w.$])([A-Za-z_][\w.]*)['"]?[ \t]*(?:=|:|=>)[ \t]*)?"""  # a name given it
-    r"""(?<![\w$])(?:[\w$]+(?:\.|->|::)|\(\)\.)*"""
-    r"""(?:get(?:env|OrDefault)?|setdefault|fetch|env)[ \t]*\([ \t]*"""
-    r"""(?:[bru]?(['"])[^'"\\\n]*\2[ \t]*,[ \t]*)?"""  # a section first (configparser)
-    r"""[bru]?(['"])([^'"\\\n]*)\3"""  # the setting's name
-    r"""(?:[ \t]*,[ \t]*(?:(?:default|fallback)[ \t]*=[ \t]*)?[bru]?(['"])([^'"\\\n]*)\5"""
-    r"""|[ \t]*[)\]][ \t]*(?:\|\||\?\?|\?:|or\b|\{)[ \t]*[bru]?(['"])([^'"\\\n]*)\7)""")
+_LOOKUP = re.compile(  # a look-up of a setting's name, then its default
+    r"""(?<![\w$])(?:get(?:env|OrDefault)?|setdefault|fetch|env)[ \t]*\([ \t]*"""
+    r"""(?:[bru]?(['"])[^'"\\\n]*\1[ \t]*,[ \t]*)?"""  # a section first (configparser)
+    r"""[bru]?(['"])([^'"\\\n]*)\2"""  # the setting's name
+    r"""(?:[ \t]*,[ \t]*(?:(?:default|fallback)[ \t]*=[ \t]*)?[bru]?(['"])([^'"\\\n]*)\4"""
+    r"""|[ \t]*[)\]][ \t]*(?:\|\||\?\?|\?:|or\b|\{)[ \t]*[bru]?(['"])([^'"\\\n]*)\6)""")
+# ...given to a name (`password = os.environ.get(`): what stands just before the look-up
+_GIVEN_TO = re.compile(r"""([A-Za-z_][\w.]*)['"]?[ \t]*(?:=|:|=>)[ \t]*"""
+                       r"""(?:[\w$]+(?:\.|->|::)|\(\)\.)*\Z""")
 _OR_DEFAULT = re.compile(  # env['API_KEY'] || 'V', env.TOKEN ?? 'V'
     r"""(?:\[[ \t]*(['"])([\w.-]+)\1[ \t]*\]|env\.([A-Za-z_]\w*))"""
     r"""[ \t]*(?:\|\||\?\?|\?:|or\b)[ \t]*[bru]?(['"])([^'"\\\n]*)\4""")
 _OPTION_DEFAULT = re.compile(  # add_argument('--token', type=str, default='V')
     r"""\([ \t]*(['"])(-{0,2}[\w.-]+)\1[^()'"\n]{0,80}?\bdefault[ \t]*=[ \t]*"""
     r"""[bru]?(['"])([^'"\\\n]*)\3""")
+_LOOKUPS = ("get(", "getenv", "getOrDefault", "setdefault", "fetch(", "env(", "get (")
+_ORS = ("||", "??", "?:", " or ")
+
+
+def _may_default(text: str) -> bool:
+    """Whether :func:`_default_secrets` may find something (substring tests only)."""
+    return ("${" in text or "default" in text or (
+        "(" in text and any(lookup in text for lookup in _LOOKUPS)) or (
+        ("env" in text or "ENV" in text) and any(either in text for either in _ORS)))
 
 
 def _default_secrets(text: str, found: list[str]) -> None:
     values: list[str] = []
-    for shell in _SHELL_DEFAULT.finditer(text):
-        if is_secret_name(shell.group(1)):
-            values.append(shell.group(2))
-    if "(" in text:
-        for code in _CODE_DEFAULT.finditer(text):
-            name = code.group(1)
-            if is_secret_name(code.group(4)) or (name and is_secret_name(
-                    name.rsplit(".", 1)[-1])):
-                values.append(code.group(6) if code.group(6) is not None else code.group(8))
-        for option in _OPTION_DEFAULT.finditer(text):
-            if is_secret_name(option.group(2)):
-                values.append(option.group(4))
-    if "[" in text or "env." in text:
-        for alone in _OR_DEFAULT.finditer(text):
-            if is_secret_name(alone.group(2) or alone.group(3)):
-                values.append(alone.group(5))
+    if "${" in text:
+        values.extend(shell.group(2) for shell in _SHELL_DEFAULT.finditer(text)
+                      if is_secret_name(shell.group(1)))
+    if "(" in text and any(lookup in text for lookup in _LOOKUPS):
+        for code in _LOOKUP.finditer(text):
+            given = _GIVEN_TO.search(text, max(0, code.start() - 80), code.start())
+            if is_secret_name(code.group(3)) or (given is not None and is_secret_name(
+                    given.group(1).rsplit(".", 1)[-1])):
+                values.append(code.group(5) if code.group(5) is not None else code.group(7))
+    if "default" in text and "(" in text:
+        values.extend(option.group(4) for option in _OPTION_DEFAULT.finditer(text)
+                      if is_secret_name(option.group(2)))
+    if ("[" in text or "env." in text) and any(either in text for either in _ORS):
+        values.extend(alone.group(5) for alone in _OR_DEFAULT.finditer(text)
+                      if is_secret_name(alone.group(2) or alone.group(3)))
     found.extend(value for value in values if value.strip() and "$" not in value)
 
 
 # A known call bound to another name: `from requests.auth import HTTPBasicAuth as B`,
 # `import pymysql.connect as c`, `B = requests.auth.HTTPBasicAuth` (not called there);
 # the calls of that name take the password at the known call's place
-_CALLED = (r"connect|mysqli?_connect|mysqli|PDO|FTP(?:_TLS)?|login"
+_CALLED = (r"connect|mysqli?_connect|mysqli|PDO|getConnection|FTP(?:_TLS)?|login"
            r"|HTTP(?:Basic|Digest|Proxy)Auth|(?:Basic|Digest)Auth|basic_auth|digest_auth")
-_ALIAS = re.compile(rf"(?<![\w$])({_CALLED})[ \t]+as[ \t]+([A-Za-z_]\w*)"
-                    rf"|(?<![\w$.])([A-Za-z_$][\w$]*)[ \t]*=[ \t]*(?:[\w$]+(?:\.|->|::))*"
-                    rf"({_CALLED})\b(?![ \t]*[(.\w])")
+_ALIASED = re.compile(rf"(?<![\w$])({_CALLED})\b(?![ \t]*[(.])")
+_AS_NAME = re.compile(r"[ \t]+as[ \t]+([A-Za-z_]\w*)")
+_NAMED = re.compile(r"(?<![\w$.])([A-Za-z_$][\w$]*)[ \t]*=[ \t]*(?:[\w$]+(?:\.|->|::))*\Z")
+_ALIAS_WORDS = ("connect", "PDO", "getConnection", "FTP", "login", "Auth", "auth")
+
+
+def _may_alias(text: str) -> bool:
+    return ("=" in text or " as " in text) and any(word in text for word in _ALIAS_WORDS)
+
+
+def _aliases(text: str) -> dict[str, str]:
+    """Each name ``text`` binds a known call to (``import … as NAME``, ``NAME = …CALL``)."""
+    aliases: dict[str, str] = {}
+    for called in _ALIASED.finditer(text):
+        alias = _AS_NAME.match(text, called.end()) or _NAMED.search(
+            text, max(0, called.start() - 80), called.start())
+        if alias is not None and alias.group(1) != called.group(1):
+            aliases[alias.group(1)] = called.group(1)
+    return aliases
 
 
 def _aliased_call_secrets(text: str, found: list[str]) -> None:
-    aliases = {}
-    for alias in _ALIAS.finditer(text):
-        called, name = (alias.group(1), alias.group(2)) if alias.group(1) else (
-            alias.group(4), alias.group(3))
-        if name != called:
-            aliases[name] = called
+    aliases = _aliases(text)
     if not aliases:
         return
     calls = re.compile(r"(?<![\w$])(" + "|".join(map(re.escape, aliases)) + r")[ \t]*\(")

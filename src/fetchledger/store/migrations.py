@@ -219,7 +219,9 @@ def _held_out_secrets(db: sqlite3.Connection) -> None:
     through programs in between (``echo PW | tee log | docker login --password-stdin``),
     by ``yes`` or ``< <(echo PW)``, given as a default (``${PW:-V}``, ``getenv('X',
     'V')``), to a renamed call, after a prompt naming no password, in a JDBC or Go
-    connection string, to ``oc``/``twine``/``vault write``...: such a source is found
+    connection string, to ``oc``/``twine``/``vault write``, written to a credentials
+    file (``.netrc``, ``.pgpass``) or through a variable (``P=V; sshpass -p "$P"``): such
+    a source is found
     again under its old id. (URL user-info in a command line, held as ``REDACTED@``
     before, stays so: the value is gone, nothing can key it.)"""
     _reidentify(db)
