@@ -13,7 +13,8 @@ from itertools import compress, count
 from .secrets import Mark, is_secret_name
 
 __all__ = ["COMMA_PAIRS", "PASS_SOURCE", "PROGRAM_OPTIONS", "SAMBA_USER", "SAMBA_USER_GATE",
-           "comma_pair", "jdbc_thin_marked", "names_next_by_place", "ntlm_hashes"]
+           "comma_pair", "jdbc_pairs_marked", "jdbc_thin_marked", "names_next_by_place",
+           "ntlm_hashes"]
 
 _SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "yash", "posh"})
 
@@ -295,6 +296,22 @@ def _valued_after(words: Sequence[str], i: int, form: str,
 
 
 _ORACLE_THIN = re.compile(r"(?i)jdbc:oracle:\w+:([^\s/@:]+)/([^\s@]+)@")
+
+
+_JDBC_PAIRS = re.compile(r"(?<=;)[^;=\s]+=[^;\s]*")
+
+
+def jdbc_pairs_marked(authority: str, found: list[str], mark: Mark) -> str:
+    """A JDBC authority's ``;NAME=VALUE`` pairs (``h:1433;user=u;password=V``) with the
+    values of secret-like names marked."""
+    def pair(match: re.Match[str]) -> str:
+        name, _, value = match.group().partition("=")
+        if not value or not is_secret_name(name):
+            return match.group()
+        found.append(value)
+        return f"{name}={mark(value)}"
+
+    return _JDBC_PAIRS.sub(pair, authority)
 
 
 def jdbc_thin_marked(argument: str, found: list[str], mark: Mark) -> str:

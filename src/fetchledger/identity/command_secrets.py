@@ -63,6 +63,7 @@ from .command_programs import (
     _program_secrets,
     _script_positions,
     comma_pair,
+    jdbc_pairs_marked,
     jdbc_thin_marked,
     names_next_by_place,
     ntlm_hashes,
@@ -106,14 +107,11 @@ def _redact_url(url: str, found: list[str], mark: Mark) -> str:
     scheme, slashes, rest = head.partition("://")
     authority, slash, path = rest.partition("/")
     if ";" in authority:  # JDBC: jdbc:sqlserver://h:1433;user=u;password=V;
-        authority, semicolon, pairs = authority.partition(";")
-        authority += semicolon + _PAIRS.sub(lambda m: redact_query(m.group(), found, mark),
-                                            semicolon + pairs)[1:]
+        authority = jdbc_pairs_marked(authority, found, mark)
     if "@" in authority:
         userinfo, host = authority.rsplit("@", 1)
         found.extend((userinfo, userinfo.partition(":")[2]))
-        # keyed in an identity: two passwords (or users) are two commands
-        authority = f"{mark(userinfo)}@{host}"
+        authority = f"{mark(userinfo)}@{host}"  # (keyed: two passwords, two commands)
     head = f"{scheme}{slashes}{authority}{slash}{redact_path_params(path, found, mark)}"
     if sep:
         query, hash_sign, fragment = query.partition("#")
