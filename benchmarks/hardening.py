@@ -52,7 +52,8 @@ TESTS = ["tests/test_hardening_giants.py", "tests/test_hardening_fuzz.py",
          "tests/test_secret_shapes.py", "tests/web/test_secret_shapes_echo.py",
          # sessions 6-8: options, glued passwords, URL values by name and shape, secrets
          # fed on stdin, typed to prompts, in SQL, by place and in code
-         "tests/test_redteam_variants.py", "tests/test_fed_secrets.py"]
+         "tests/test_redteam_variants.py", "tests/test_fed_secrets.py",
+         "tests/test_heldout_secrets.py"]  # session 9: held-out variants of the secrets
 
 # Issue 13's classes, by the test files that try their variants (the table of results).
 ISSUE_13_CLASSES = {
@@ -69,7 +70,7 @@ ISSUE_13_CLASSES = {
          "tests/test_hardening_leaks.py", "tests/test_leak_variants.py",
          "tests/test_secret_nesting.py", "tests/test_secret_shapes.py",
          "tests/web/test_secret_shapes_echo.py", "tests/test_redteam_variants.py",
-         "tests/test_fed_secrets.py"],
+         "tests/test_fed_secrets.py", "tests/test_heldout_secrets.py"],
     "the MCP guide names commands that escape the root": ["tests/test_readme.py"],
 }
 
@@ -191,7 +192,7 @@ def main() -> int:
 
 
 def _secret_classes() -> None:
-    """Per secret form of issue 13 (sessions 4-8): the cases the redaction rules catch
+    """Per secret form of issue 13 (sessions 4-9): the cases the redaction rules catch
     and the look-alikes they leave as written, counted by running them now
     (``tests/secret_classes.py``: the same tables the tests hold to all)."""
     sys.path.insert(0, str(ROOT / "tests"))

@@ -2,7 +2,8 @@
 code catches and leaves untouched (``make hardening`` prints :func:`measure`, and
 ``test_fed_secrets.py`` holds every class to all caught, all look-alikes untouched).
 
-Session 8's classes (:data:`FED`, :data:`PLACED`, :data:`CALLS`) are defined here; the
+Session 8's classes (:data:`FED`, :data:`PLACED`, :data:`CALLS`) are defined here, session
+9's held-out variants in :mod:`secret_heldout`; the
 earlier sessions' are the tables of their own test files (session 6's secret options,
 session 7's glued passwords and URL values by name and shape, session 4's token
 shapes), plus shell exports. A case is ``(kind, input, secret)``: kind ``argv`` (a
@@ -202,7 +203,15 @@ def classes() -> list[tuple[str, list[Case], list[LookAlike]]]:
             ("passwords by place: isql, exp/imp, db2, openssl passwd, -hashes LM:NT (session 8)",
              PLACED,
              PLACED_LOOK_ALIKES),
-            ("passwords by place in interpreter code (session 8)", CALLS, CALLS_LOOK_ALIKES)]
+            ("passwords by place in interpreter code (session 8)", CALLS, CALLS_LOOK_ALIKES),
+            *_held_out_classes()]
+
+
+def _held_out_classes() -> list[tuple[str, list[Case], list[LookAlike]]]:
+    """Session 9's held-out variants (:mod:`secret_heldout`)."""
+    import secret_heldout
+
+    return secret_heldout.CLASSES
 
 
 def _replaced(value: object, secret: str, other: str) -> object:

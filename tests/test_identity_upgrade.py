@@ -97,7 +97,8 @@ def test_an_old_ledger_keeps_its_ids_and_finds_them_under_the_new_identity(
         ("0001_initial",), ("0002_keyed_identity",), ("0005_search_hits",),
         ("0007_secret_rules",), ("0008_reading",), ("0010_credentials_not_identity",),
         ("0011_nested_secrets",), ("0012_secret_shapes",), ("0014_shell_quoting",),
-        ("0016_more_secret_options",), ("0017_more_secret_forms",), ("0020_fed_secrets",)]
+        ("0016_more_secret_options",), ("0017_more_secret_forms",), ("0020_fed_secrets",),
+        ("0022_held_out_secrets",)]
     assert rows(path, "PRAGMA integrity_check") == [("ok",)]
 
 
@@ -323,6 +324,31 @@ def test_a_ledger_that_held_fed_passwords_keeps_its_ids(
         ["python3", "-c", "connect('h', 'u', 'F3dV4lueNine')"]],
         ("F3dV4lueOne", "F3dV4lueTwo", "F3dV4lueThree", "F3dV4lueFour", "F3dV4lueFive",
          "F3dV4lueSix", "F3dV4lueSeven", nt, "F3dV4lueNine"), text="Done.")
+
+
+@pytest.mark.both_backends
+def test_a_ledger_that_held_session_9_held_out_secrets_keeps_its_ids(
+        tmp_path: Path, ledger_path: LedgerLocation) -> None:
+    """Before session 9, a password fed through a program in between, by ``yes``, as a
+    default, to a renamed call, after a prompt naming no password, in a JDBC string or
+    to ``oc -p``/``vault write`` kept V in identity and display; migration 0021 finds
+    each such source again under its old id (two values stay two sources) and V leaves
+    the ledger."""
+    _commands_found_again(tmp_path, ledger_path, "0022_held_out_secrets", [
+        ["sh", "-c", "echo H3ldV4lueOne | tee log | docker login --password-stdin -u bob"],
+        ["sh", "-c", "echo H3ldV4lueTwo | tee log | docker login --password-stdin -u bob"],
+        ["sh", "-c", "yes H3ldV4lueThree | passwd bob"],
+        ["sh", "-c", "psql -W ${PGPASSWORD:-H3ldV4lueFour}"],
+        ["python3", "-c", "from requests.auth import HTTPBasicAuth as B; B('u', 'H3ldV4lueFive')"],
+        ["sh", "-c", "expect -c 'spawn ssh h; expect \"Retype\"; send \"H3ldV4lueSix\\r\"'"],
+        ["java", "-jar", "a.jar", "jdbc:sqlserver://h;user=u;password=H3ldV4lueSeven;"],
+        ["oc", "login", "-u", "u", "-p", "H3ldV4lueEight"],
+        ["vault", "kv", "put", "secret/app", "value=H3ldV4lueNine"],
+        ["sh", "-c", "P=H3ldV4lueTen; sshpass -p \"$P\" ssh h"],
+        ["sh", "-c", "echo 'machine h login u password H3ldV4lueEleven' > ~/.netrc"]],
+        ("H3ldV4lueOne", "H3ldV4lueTwo", "H3ldV4lueThree", "H3ldV4lueFour", "H3ldV4lueFive",
+         "H3ldV4lueSix", "H3ldV4lueSeven", "H3ldV4lueEight", "H3ldV4lueNine", "H3ldV4lueTen",
+         "H3ldV4lueEleven"), text="Done.")
 
 
 @pytest.mark.both_backends

@@ -12,8 +12,9 @@ from itertools import compress, count
 
 from .secrets import Mark, is_secret_name
 
-__all__ = ["COMMA_PAIRS", "PROGRAM_OPTIONS", "SAMBA_USER", "SAMBA_USER_GATE", "comma_pair",
-           "names_next_by_place", "ntlm_hashes"]
+__all__ = ["COMMA_PAIRS", "PASS_SOURCE", "PROGRAM_OPTIONS", "SAMBA_USER", "SAMBA_USER_GATE",
+           "comma_pair", "jdbc_pairs_marked", "jdbc_thin_marked", "names_next_by_place",
+           "ntlm_hashes"]
 
 _SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "yash", "posh"})
 
@@ -76,7 +77,10 @@ PROGRAM_OPTIONS: dict[str, dict[str, str]] = {
     **dict.fromkeys(("7z", "7za", "7zr", "7zz"), _7ZIP),
     "ssh-keygen": {"-N": "separate", "-P": "separate"},
     **dict.fromkeys(("mosquitto_pub", "mosquitto_sub", "mosquitto_rr"), _ZIP),
-    "vault": {"login": "positional"},  # vault login TOKEN
+    # vault login TOKEN, vault operator unseal KEY; every NAME=V that vault write, kv
+    # put and kv patch store
+    "vault": {"login": "positional", "unseal": "positional", "write": "pairs", "put": "pairs",
+              "patch": "pairs"},
     **dict.fromkeys(("docker", "podman", "nerdctl", "buildah", "skopeo", "helm", "oras",
                      "crane", "regctl"), _LOGIN),
     # Samba's clients: -U USER%PASSWORD (smbclient also takes the service's password
@@ -122,10 +126,22 @@ PROGRAM_OPTIONS: dict[str, dict[str, str]] = {
     "rabbitmqctl": {"add_user": "operand2", "change_password": "operand2"},
     "wpa_passphrase": {"": "operand2"},
     "mc": {"set": "operand4", "add": "operand4"},  # mc alias set NAME URL ACCESS SECRET
+    # OpenShift's oc login -u USER -p PASSWORD (after `login`, as the registries);
+    # twine upload -p PASSWORD; doctl -t TOKEN; mysqladmin password NEW (its verb)
+    "oc": _LOGIN, "twine": _DASH_P, "doctl": {"-t": "separate"},
+    "ab": {"-A": "after-colon", "-P": "after-colon"},  # ApacheBench: -A USER:PW, proxy's -P
+    "aws": {"--value": "secure-string"},  # aws ssm put-parameter --type SecureString --value V
+    "osql": {"-P": "both"},
 }
+PROGRAM_OPTIONS["mysqladmin"] = {**_MYSQL, "password": "separate"}
+PROGRAM_OPTIONS["ldappasswd"] = {**_LDAP, "-s": "both", "-a": "both"}  # new and old passwords
+PROGRAM_OPTIONS["rar"] = PROGRAM_OPTIONS["unrar"] = {**_7ZIP, "-hp": "attached"}  # -hpPW
 _PROGRAMS = frozenset(PROGRAM_OPTIONS)
+# openssl's pass phrase arguments that say where it is (-pass file:PATH, env:VAR, fd:N,
+# stdin); pass:V is the secret
+PASS_SOURCE = re.compile(r"(?:file|env|fd):\S+|stdin")
 _NEEDS_LOGIN = frozenset({"docker", "podman", "nerdctl", "buildah", "skopeo", "helm", "oras",
-                          "crane", "regctl"})
+                          "crane", "regctl", "oc"})
 
 
 # Words that name the word after them a secret, by where they stand:
@@ -134,7 +150,8 @@ _NEEDS_LOGIN = frozenset({"docker", "podman", "nerdctl", "buildah", "skopeo", "h
 # after a setting verb); and in a secrets command (`gh secret set NAME --body V`,
 # `doppler secrets set NAME V`, `flyctl secrets set NAME=V`) every value it sets.
 _SPLIT = frozenset({"=", ":", "==", ":="})
-_SETTING_VERBS = frozenset({"config", "configure", "set", "config:set", "setx"})
+_SETTING_VERBS = frozenset({"config", "configure", "set", "config:set", "setx",
+                            "env:set"})  # netlify env:set NAME V
 _SECRET_COMMANDS = frozenset({"secret", "secrets", "config:set"})  # heroku, dokku config:set
 _VERBS = _SETTING_VERBS | _SECRET_COMMANDS
 _VERB_SPELLINGS = frozenset(spelled for verb in _VERBS  # redis-cli CONFIG SET, Set
@@ -173,6 +190,8 @@ def _positional_secrets(words: Sequence[str]) -> dict[int, str]:
             continue  # an option, not a value
         split = (word in _SPLIT and i > 0 and _bare_secret(words[i - 1])) or (
             len(word) > 1 and word.endswith((":", "=")) and _bare_secret(word.rstrip(":=")))
+        if setting and lowered.startswith("http-basic.") and i + 2 < len(words):
+            values[i + 2] = ""  # poetry config http-basic.REPO USER PASSWORD
         set_here = setting and not word.startswith("-") and (
             is_secret_name(word) or (secret_command and words[i - 1] in _VERB_SPELLINGS))
         if split or set_here or (secret_command and word in _SECRET_COMMAND_OPTIONS):
@@ -182,6 +201,8 @@ def _positional_secrets(words: Sequence[str]) -> dict[int, str]:
             name, equals, value = word.partition("=")
             if equals and value and _BARE_NAME.fullmatch(name) and not name.startswith("-"):
                 values.setdefault(i, name + "=")
+            elif name == "--from-literal" and "=" in value:  # every literal of a secret
+                values.setdefault(i, f"{name}={value.partition('=')[0]}=")
     return values
 
 
@@ -218,7 +239,7 @@ def _program_secrets(words: Sequence[str]) -> dict[int, str | tuple[str, str]]:
         if options.get("", "logon-shaped") != "logon-shaped" and "/" in word \
                 and _logon(word, i, values):
             continue  # Oracle's USER/PASSWORD[@CONNECT]
-        form = options.get(word)
+        form = options.get(word) or _equals_form(word, options)
         flag = _CLUSTER.get(program_name)
         if form is None and flag is not None and word[:1] == "-" and flag in word[1:]:
             form = "cluster-last"  # htpasswd -nb, -bc, -bB: the batch flag in a cluster
@@ -226,7 +247,8 @@ def _program_secrets(words: Sequence[str]) -> dict[int, str | tuple[str, str]]:
             values.update(dict.fromkeys(range(i + 1, len(words)), ""))
         elif form is None or form == "prefix":
             pass
-        elif form.startswith(("operand", "sub-operand", "after-share", "cluster", "last-")):
+        elif form.startswith(("operand", "sub-operand", "after-share", "cluster", "last-",
+                              *_VALUED_FORMS)):
             _by_place(words, i, form, values, program_at)
         elif i == last:
             pass
@@ -237,11 +259,68 @@ def _program_secrets(words: Sequence[str]) -> dict[int, str | tuple[str, str]]:
         elif form == "positional":
             if not words[i + 1].startswith("-"):
                 values[i + 1] = ""
-        elif form != "attached" and (form != "cookies" or "=" in words[i + 1]):
+        elif form != "attached" and (form != "cookies" or "=" in words[i + 1]) and not (
+                program_name == "openssl" and PASS_SOURCE.fullmatch(words[i + 1])):
             values[i + 1] = ""
         if glued and i not in values:
             _glued_value(word, i, glued, values)
     return values
+
+
+def _equals_form(word: str, options: dict[str, str]) -> str | None:
+    """"equals" for ``-p=V`` where ``-p V`` is a secret option (az login -p=V)."""
+    if "=" in word and word[:1] == "-" and options.get(word.partition("=")[0]) in (
+            "separate", "both"):
+        return "equals"
+    return None
+
+
+_VALUED_FORMS = ("secure-string", "pairs", "equals")
+
+
+def _valued_after(words: Sequence[str], i: int, form: str,
+                  values: dict[int, str | tuple[str, str]]) -> None:
+    """The values of the forms "pairs" (every NAME=V after ``words[i]``: vault write),
+    "secure-string" (the next word, when the command stores a SecureString) and "equals"
+    (``-p=V``: V)."""
+    if form == "equals":
+        values[i] = words[i].partition("=")[0] + "="
+        return
+    if form == "secure-string":
+        if i + 1 < len(words) and "SecureString" in words:
+            values[i + 1] = ""
+        return
+    values.update({j: f"{words[j].partition('=')[0]}=" for j in range(i + 1, len(words))
+                   if "=" in words[j][1:] and words[j][:1] != "-"
+                   and _BARE_NAME.fullmatch(words[j].partition("=")[0])})
+
+
+_ORACLE_THIN = re.compile(r"(?i)jdbc:oracle:\w+:([^\s/@:]+)/([^\s@]+)@")
+
+
+_JDBC_PAIRS = re.compile(r"(?<=;)[^;=\s]+=[^;\s]*")
+
+
+def jdbc_pairs_marked(authority: str, found: list[str], mark: Mark) -> str:
+    """A JDBC authority's ``;NAME=VALUE`` pairs (``h:1433;user=u;password=V``) with the
+    values of secret-like names marked."""
+    def pair(match: re.Match[str]) -> str:
+        name, _, value = match.group().partition("=")
+        if not value or not is_secret_name(name):
+            return match.group()
+        found.append(value)
+        return f"{name}={mark(value)}"
+
+    return _JDBC_PAIRS.sub(pair, authority)
+
+
+def jdbc_thin_marked(argument: str, found: list[str], mark: Mark) -> str:
+    """``jdbc:oracle:thin:USER/PASSWORD@HOST…`` with the password marked."""
+    thin = _ORACLE_THIN.search(argument)
+    if thin is None:
+        return argument
+    found.append(thin.group(2))
+    return f"{argument[:thin.start(2)]}{mark(thin.group(2))}{argument[thin.end(2):]}"
 
 
 SKIP_INERT = True  # (tests turn it off to compare: every word through the loop)
@@ -262,6 +341,7 @@ def _skipped(word: str, program: str, inert: dict[tuple[str, str], bool]) -> boo
         known = inert[program, word] = SKIP_INERT and (
             (word if "/" not in word else word.rsplit("/", 1)[-1]) not in PROGRAM_OPTIONS
             and word not in options and not ("" in options and "/" in word)
+            and _equals_form(word, options) is None
             and not (flag is not None and word[:1] == "-" and flag in word[1:])
             and not any(word.startswith(option) for option, _ in _GLUED.get(program, ())))
     return known
@@ -400,7 +480,9 @@ def _by_place(words: Sequence[str], i: int, form: str,
               values: dict[int, str | tuple[str, str]], program_at: int) -> None:
     """The secret that ``form`` names by its place after the word at ``i`` (see
     :data:`PROGRAM_OPTIONS`), added to ``values``."""
-    if form == "logon-shaped":
+    if form in _VALUED_FORMS:
+        _valued_after(words, i, form, values)
+    elif form == "logon-shaped":
         _shaped_logons(words, i, values)
     elif form == "last-operand":  # the last word, not an option nor an option's value
         last = len(words) - 1

@@ -55,6 +55,7 @@ from .command_programs import (
     _SPLIT,
     _VERB_SPELLINGS,
     COMMA_PAIRS,
+    PASS_SOURCE,
     PROGRAM_OPTIONS,
     SAMBA_USER,
     SAMBA_USER_GATE,
@@ -62,6 +63,8 @@ from .command_programs import (
     _program_secrets,
     _script_positions,
     comma_pair,
+    jdbc_pairs_marked,
+    jdbc_thin_marked,
     names_next_by_place,
     ntlm_hashes,
 )
@@ -73,7 +76,6 @@ from .recorder import MAX_NESTING as _MAX_NESTING
 from .recorder import WORD_BREAK as _WORD_BREAK
 from .recorder import Recorder, Unrendered
 from .secrets import (
-    REDACTED,
     Mark,
     is_secret_name,
     plain_mark,
@@ -104,10 +106,12 @@ def _redact_url(url: str, found: list[str], mark: Mark) -> str:
     head, hash_sign, fragment = head.partition("#") if not sep else (head, "", "")
     scheme, slashes, rest = head.partition("://")
     authority, slash, path = rest.partition("/")
+    if ";" in authority:  # JDBC: jdbc:sqlserver://h:1433;user=u;password=V;
+        authority = jdbc_pairs_marked(authority, found, mark)
     if "@" in authority:
         userinfo, host = authority.rsplit("@", 1)
         found.extend((userinfo, userinfo.partition(":")[2]))
-        authority = f"{REDACTED}@{host}"
+        authority = f"{mark(userinfo)}@{host}"  # (keyed: two passwords, two commands)
     head = f"{scheme}{slashes}{authority}{slash}{redact_path_params(path, found, mark)}"
     if sep:
         query, hash_sign, fragment = query.partition("#")
@@ -127,7 +131,7 @@ def redact_argument(argument: str, previous: str | None = None,
         found.extend((hashes[1], hashes[1].rpartition(":")[2]))
         return hashes[0] + mark(hashes[1])
     if previous is not None and _option_takes_secret(previous) \
-            and not argument.startswith("-"):
+            and not argument.startswith("-") and not PASS_SOURCE.fullmatch(argument):
         found.append(argument)
         return mark(argument)
     if previous in _USER_OPTIONS and ":" in argument:
@@ -204,8 +208,13 @@ def _redact_inner(argument: str, found: list[str], mark: Mark, depth: int) -> st
     if keyed and is_secret_name(keyed.group(1)) and not _PAIR_AFTER.search(keyed.group(3)):
         value = keyed.group(3)  # API_KEY = V, password : V, token:=V, api_key==V
         _found(found, value)
+        if "(" in value and fed.may_feed_secrets(value):  # pw = get('X', 'PW'): PW alone
+            fed.fed_secrets_found(f"{keyed.group(1)}={value}", found)
         return f"{keyed.group(1)}{keyed.group(2)}{mark(value)}"
     name, equals, value = argument.partition("=")
+    if equals and value and name[:2] == "//" and is_secret_name(name.rpartition(":")[2]):
+        _found(found, value)  # an .npmrc key scoped to a registry: //HOST/PATH/:_authToken=V
+        return f"{name}={mark(value)}"
     if equals and value and _ASSIGNMENT.fullmatch(name):
         user = SAMBA_USER.match(argument) if "%" in value else None
         if user is not None:  # mount -o user=USER%PASSWORD[,OPTIONS]
@@ -239,7 +248,8 @@ _PAIRS = re.compile(r"(?<=[?&;#])[^?&;#=\s]+=[^?&;#\s]*")  # name=value after ? 
 # User-info without a scheme (`curl -x user:pw@proxy:8080`, `http_proxy=u:pw@host`,
 # `curl u:pw@host/path?q`, impacket's `DOMAIN/user:pw@host`): a word of
 # [DOMAIN/]USER:PASSWORD@HOST[:PORT][/PATH], not an image digest (`img:tag@sha256:...`).
-_BARE_USERINFO = re.compile(r"([^\s@:=]+):([^\s/@]+)@(?!sha\d+:)([\w.-]+(?::\d+)?)"
+_BARE_USERINFO = re.compile(r"([^\s@:=]+):([^\s/@]+)@(?!sha\d+:)([\w.-]+(?::\d+)?"
+                            r"|(?:tcp6?|udp|unix)\([^()\s]*\))"  # Go's DSN: u:pw@tcp(h:3306)/db
                             r"((?:[/?#]\S*)?)")
 
 
@@ -249,6 +259,8 @@ def _redact_embedded(argument: str, found: list[str], mark: Mark) -> str:
     without a scheme)."""
     if "'" in argument or '"' in argument:
         argument = _redact_quoted_values(argument, found, mark)
+    if "@" in argument and "jdbc:" in argument:  # jdbc:oracle:thin:USER/PASSWORD@HOST
+        argument = jdbc_thin_marked(argument, found, mark)
     if "@" in argument and "://" not in argument:
         bare = _BARE_USERINFO.fullmatch(argument)
         if bare:
@@ -603,6 +615,8 @@ def _redact_script(text: str, found: list[str], mark: Mark, depth: int) -> str:
     script = script_words(text)
     values = script.values
     cleans = _redact_commands(script, found, mark, depth)
+    if len(found) > start and "$" in text:  # P=V; sshpass -p "$P": V too
+        found.extend(fed.expanded_literals(text, found[start:]))
     if len(found) > start:  # a secret found anywhere, wherever it stands as (part of) a word
         cleans = _scrub_marked(cleans, found[start:], mark)
     changed = list(compress(count(), map(ne, values, cleans)))

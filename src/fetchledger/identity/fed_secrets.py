@@ -36,14 +36,15 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 
+from . import written_secrets as written
 from .secrets import Mark, is_secret_name, scrub
 from .shellwords import shell_commands
 
-__all__ = ["called_secrets_marked", "fed_secrets_found", "feeds_secrets", "may_call_secrets",
-           "may_feed_secrets"]
+__all__ = ["called_secrets_marked", "expanded_literals", "fed_secrets_found", "feeds_secrets",
+           "may_call_secrets", "may_feed_secrets"]
 
 _read_commands = shell_commands.__wrapped__  # (small pieces: kept out of its cache)
 
@@ -51,11 +52,22 @@ _read_commands = shell_commands.__wrapped__  # (small pieces: kept out of its ca
 
 _STDIN_HINT = re.compile(
     r"stdin|with-token|passwd|kinit|sshpass|cryptsetup|htpasswd|sudo|doas|secrets?\b|pdbedit"
-    r"|/dev/fd/0|-fd\b|vault|aws")
+    r"|/dev/fd/0|-fd\b|vault|aws|credential|read\b|tee\b")  # (no \b first: a slow scan)
 _SEND_HINT = re.compile(r"(?<![\w$-])(?:exp_send|send|sendline)\b")
-_SQL_HINT = re.compile(r"(?i)connect|conn\b|identified")
-_CALL_HINT = re.compile(r"(?<![\w$])(?:connect|mysqli?_connect|mysqli|PDO"
-                        r"|FTP(?:_TLS)?(?:\.open|\.new)?|login"
+_SQL_HINT = re.compile(r"(?i)conn(?:ect|\b)|identified")
+
+
+def _may_sql(text: str) -> bool:
+    """Whether :func:`_sql_secrets` may find something: a logon or an ``IDENTIFIED``, or
+    MySQL's ``PASSWORD('PW')`` (a substring test first: a case-blind scan is slow)."""
+    return _SQL_HINT.search(text) is not None or (
+        ("assword" in text or "ASSWORD" in text) and _PASSWORD_CALL.search(text) is not None)
+
+
+_PASSWORD_CALL = re.compile(r"(?i)password[ \t]*\(")
+_CALL_HINT = re.compile(r"(?<![\w$])(?:connect|mysqli?_connect|mysqli|PDO|getConnection"
+                        r"|FTP(?:_TLS)?(?:\.open|\.new)?|login|oci_p?connect|simple_bind(?:_s)?"
+                        r"|bind_s|ftp_login|ldap_bind|ssh2_auth_password|imap_open"
                         r"|HTTP(?:Basic|Digest|Proxy)Auth|(?:Basic|Digest)Auth|basic_auth"
                         r"|digest_auth|auth)[ \t]*(?:=>?[ \t]*)?\(")
 
@@ -63,19 +75,25 @@ _CALL_HINT = re.compile(r"(?<![\w$])(?:connect|mysqli?_connect|mysqli|PDO"
 def may_feed_secrets(text: str) -> bool:
     """Whether any finder of :func:`fed_secrets_found` can find something in ``text``
     (C-level scans only)."""
-    if ("|" in text or "<<" in text) and _STDIN_HINT.search(text):
+    if ("|" in text or "<<" in text or "<(" in text) and _STDIN_HINT.search(text):
         return True
     if "send" in text and _SEND_HINT.search(text):
         return True
-    if "(" in text and _CALL_HINT.search(text):
+    if "(" in text and (_CALL_HINT.search(text) or (_may_alias(text) and _aliases(text))):
         return True
-    return _SQL_HINT.search(text) is not None
+    if _may_default(text):
+        return True
+    if (">" in text and _WRITTEN_HINT.search(text)) or written.may_write_lines(text) or (
+            "printf" in text and "%" in text):
+        return True
+    return _may_sql(text)
 
 
 def may_call_secrets(word: str) -> bool:
     """Whether ``word`` (code without blanks: ``c=connect('h','u','PW')``) holds a call
     that :func:`fed_secrets_found` reads."""
-    return "(" in word and _CALL_HINT.search(word) is not None
+    return "(" in word and (_CALL_HINT.search(word) is not None
+                            or (_may_alias(word) and bool(_aliases(word))))
 
 
 def called_secrets_marked(word: str, found: list[str], mark: Mark) -> str:
@@ -99,14 +117,22 @@ def fed_secrets_found(text: str, found: list[str]) -> None:
 @lru_cache(maxsize=16)  # the gate asks first, then the redaction (the same text)
 def _fed_values(text: str) -> tuple[str, ...]:
     found: list[str] = []
-    if ("|" in text or "<<" in text) and _STDIN_HINT.search(text):
+    if ("|" in text or "<<" in text or "<(" in text) and _STDIN_HINT.search(text):
         _stdin_secrets(text, found)
     if "send" in text and _SEND_HINT.search(text):
         _sent_secrets(text, found)
-    if "(" in text and _CALL_HINT.search(text):
+    if "(" in text and (_CALL_HINT.search(text) or _may_alias(text)):
         _call_secrets(text, found)
-    if _SQL_HINT.search(text):
+    if _may_default(text):
+        _default_secrets(text, found)
+    if _may_sql(text):
         _sql_secrets(text, found)
+    if ">" in text and _WRITTEN_HINT.search(text):
+        _written_secrets(text, found)
+    if "printf" in text and "%" in text:
+        _rendered_secrets(text, found)
+    if written.may_write_lines(text):
+        written.written_lines_found(text, found)
     return tuple(found)
 
 
@@ -117,6 +143,7 @@ def _fed_values(text: str) -> tuple[str, ...]:
 _SEPARATOR = re.compile(r"[;&|\n(){}]")
 _PIPE = re.compile(r"(?<![|>])\|(?![|&])")
 _HERESTRING = re.compile(r"<<<[ \t]*")
+_SUBSTITUTED = re.compile(r"(?<![<\w])<[ \t]*<\(([^()\n]*)\)")
 _HEREDOC = re.compile(r"(?<!<)<<(-?)[ \t]*(?!<)(?:'([^'\n]+)'|\"([^\"\n]+)\"|\\?([\w.-]+))")
 _WRAPPERS = frozenset({"sudo", "doas", "env", "command", "builtin", "exec", "nohup", "time",
                        "nice", "ionice", "stdbuf", "timeout", "chronic", "unbuffer"})
@@ -127,10 +154,12 @@ _STDIN_VALUES = frozenset({"-", "/dev/stdin", "stdin", "STDIN", "/dev/fd/0",
 _OPENSSL_PASS = frozenset({"-passin", "-passout", "-pass", "-password"})
 _SECRET_VERBS = frozenset({"set", "put", "create", "add", "import", "update"})
 _VALUE_OPTIONS = frozenset({"--body", "-b", "--value", "--data", "--secret", "--from-literal"})
+_PLACE_WORD = re.compile(r"[-_.]?(?:file|fd|path)\Z")  # --passphrase-fd: a passphrase's place
 _FEW = 8  # how far a group of feeders before a pipe is looked at (linear)
 # How a reader takes the lines it is fed: every line a password ("line"), the first
 # two (aws configure: key id, secret), "USER:PW" lines (chpasswd) or NAME=VALUE lines
 _LINE, _TWO, _PAIR, _NEWUSERS, _ASSIGNMENT = "line", "two", "pair", "newusers", "assignment"
+_KEYED = "keyed"  # NAME=VALUE lines, the values of secret-like names
 
 
 def _stdin_secrets(text: str, found: list[str]) -> None:
@@ -152,9 +181,20 @@ def _stdin_secrets(text: str, found: list[str]) -> None:
                 continue
             value = after[0][0][2]
             rest = [word for _, _, word in after[0][1:]]
-            how = _reader([*_words(_segment_before(text, here.start(), seps)), *rest])
+            before = _words(_segment_before(text, here.start(), seps))
+            how = _reader([*before, *rest])
+            if how is None and before == ["cat"]:  # cat <<< PW | CMD
+                j = bisect_left(seps, here.end())
+                if j < len(seps) and _PIPE.match(text, seps[j]):
+                    how = _reader(_words(_segment_after(text, seps[j] + 1, seps)))
             if how is not None:
                 _add_lines(value, how, found, text)
+    if "<(" in text:  # CMD < <(echo PW): a process substitution as standard input
+        for fed in _SUBSTITUTED.finditer(text):
+            how = _reader(_words(_segment_before(text, fed.start(), seps)))
+            if how is not None:
+                for line in _printed(_words(fed.group(1))):
+                    _add_lines(line, how, found, text)
     if "<<" in text:
         _heredoc_secrets(text, seps, found)
 
@@ -181,23 +221,28 @@ def _words(segment: str) -> list[str]:
     return [word for _, _, word in commands[0]] if commands else []
 
 
-_PRINTER = re.compile(r"""(?:^|(?<=[\s'"(]))((?:[\w./-]*/)?(?:echo|printf))(?=[ \t])""")
+_PRINTER = re.compile(r"""(?:^|(?<=[\s'"(]))((?:[\w./-]*/)?(?:echo|printf|yes))(?=[ \t])""")
 
 
-def _fed_by_pipe(text: str, at: int, seps: Sequence[int]) -> list[str]:
+def _fed_by_pipe(text: str, at: int, seps: Sequence[int], depth: int = 0) -> list[str]:
     """What the echo/printf commands before the pipe at ``at`` print: the command just
     before it, or each of a group's (``(echo A; echo B) | …``, ``{ …; } | …``)."""
-    before = _segment_before(text, at, seps)
     i = bisect_left(seps, at) - 1  # the separator just before: `)` or `}` of a group
+    while i >= 0 and text[seps[i]] in "{}" and "{}" in text[seps[i] - 1:seps[i] + 2]:
+        i -= 1  # (xargs -I{} CMD {}: a word, no group)
+    before = text[seps[i] + 1 if i >= 0 else 0:at]
     if before.strip():
         # the last printer (`ssh host 'echo PW | sudo -S …'` seen from outside), maybe
         # a few separators back inside its quotes (printf 'KEY\nSECRET\n' | aws configure)
         region = text[seps[i - _FEW] + 1 if i >= _FEW else 0:at]
         starts = [printer.start(1) for printer in _PRINTER.finditer(region)]
         for start in reversed(starts[-3:]):
-            words = _words(region[start:]) if _one_command(region[start:]) else []
-            if words:
-                return _printed(words)
+            piece = _through_pipes(region[start:])
+            shown = _printed(_words(piece)) if piece else []
+            if shown and shown != ["{}"]:  # (xargs -I{} echo {}: the input, further back)
+                return shown
+        if depth < _FEW and i >= 0 and _PIPE.match(text, seps[i]):  # a filter in between:
+            return _fed_by_pipe(text, seps[i], seps, depth + 1)  # what it was fed, further back
         return []
     if i < 0 or text[seps[i]] not in ")}" or text[seps[i] + 1:at].strip():
         return []
@@ -210,6 +255,22 @@ def _fed_by_pipe(text: str, at: int, seps: Sequence[int]) -> list[str]:
         if text[seps[j]] == closing:
             break
     return printed
+
+
+def _through_pipes(piece: str) -> str:
+    """The printer's command at the start of ``piece`` when ``piece`` is it alone, or it
+    and then only more commands of one pipeline (``echo PW | tee log | base64 -d |``
+    before a reader: what it prints flows on to the reader, whatever stands between);
+    else ``""``."""
+    if _one_command(piece):
+        return piece
+    head, bar, tail = piece.partition("|")
+    if not bar or tail[:1] == "|" or _NOT_PIPED.search(tail) or not _one_command(head):
+        return ""
+    return head
+
+
+_NOT_PIPED = re.compile(r"[;&\n(){}]|\|\|")  # (a command after one of these gets no input)
 
 
 def _one_command(piece: str) -> bool:
@@ -225,9 +286,11 @@ def _printed(words: Sequence[str]) -> list[str]:
     words = [word for word in words if word not in ("{", "}")]
     while words and words[0] in ("command", "builtin"):
         words = words[1:]
-    if not words or words[0].rsplit("/", 1)[-1] not in ("echo", "printf"):
+    if not words or words[0].rsplit("/", 1)[-1] not in ("echo", "printf", "yes"):
         return []
     args = list(words[1:])
+    if words[0].endswith("yes"):  # yes PW | passwd: PW, again and again
+        return [" ".join(args)] if args else []
     if words[0].endswith("echo"):
         while args and re.fullmatch(r"-[neE]+", args[0]):
             args = args[1:]
@@ -254,6 +317,9 @@ def _add_lines(value: str, how: str, found: list[str], text: str) -> None:
             line = password if colon else line
         elif how == _ASSIGNMENT:
             line = line.partition("=")[2]
+        elif how == _KEYED:
+            name, _, line = line.partition("=")
+            line = line if is_secret_name(name.strip()) else ""
         line = line.strip()
         if "$" in line or "`" in line:  # an expansion: the literal a script assigned it
             line = _assigned(text, line) or ""
@@ -263,7 +329,7 @@ def _add_lines(value: str, how: str, found: list[str], text: str) -> None:
 
 # A variable expanded whole (`$PW`, `${PW}`), and where a script assigns it a literal:
 # `PW=V`, `export PW='V'`, `local PW="V"`; Tcl's `set pw "V"` (each found in one pass)
-_EXPANDED = re.compile(r"\$\{?([A-Za-z_]\w*)\}?")
+_EXPANDED = re.compile(r"\$\{?([A-Za-z_]\w*|[1-9])\}?")
 _SHELL_ASSIGNMENT = re.compile(
     r"(?:^|(?<=[\s;&|(]))(?:(?:export|local|readonly|declare|typeset)[ \t]+(?:-\w+[ \t]+)*)?"
     r"""([A-Za-z_]\w*)=(?:'([^'\n]*)'|"([^"$`\\\n]*)"|([^\s;&|<>()'"$`\\]+))""")
@@ -273,10 +339,31 @@ _TCL_SET = re.compile(r"""(?<![\w$-])set[ \t]+([A-Za-z_]\w*)[ \t]+"""
 
 @lru_cache(maxsize=16)
 def _assignments(text: str, tcl: bool) -> dict[str, str]:
-    """Each variable ``text`` assigns a literal, with the last literal assigned."""
+    """Each variable ``text`` assigns a literal, with the last literal assigned; also
+    the positional parameters of ``set -- A B`` and a ``for NAME in WORD`` loop's one
+    word."""
     pattern = _TCL_SET if tcl else _SHELL_ASSIGNMENT
-    return {match.group(1): next(g for g in match.groups()[1:] if g is not None)
-            for match in pattern.finditer(text)}
+    assigned = {match.group(1): next(g for g in match.groups()[1:] if g is not None)
+                for match in pattern.finditer(text)}
+    if not tcl and ("set" in text or "for" in text):
+        for positional in _SET_ARGUMENTS.finditer(text):
+            assigned.update((str(n), word) for n, word in enumerate(
+                _words(positional.group(1))[:9], start=1) if "$" not in word)
+        for loop in _FOR_ONE.finditer(text):
+            assigned[loop.group(1)] = loop.group(2).strip("'\"")
+    return assigned
+
+
+_SET_ARGUMENTS = re.compile(r"(?<![\w-])set[ \t]+--[ \t]+([^;&|\n()]*)")
+_FOR_ONE = re.compile(r"""(?<![\w-])for[ \t]+([A-Za-z_]\w*)[ \t]+in[ \t]+"""
+                      r"""('[^'\n$`]+'|"[^"\n$`]+"|[^\s;&|'"$`()]+)[ \t]*(?:;|\n)""")
+
+
+def expanded_literals(text: str, values: Sequence[str]) -> list[str]:
+    """The literals ``text`` (a script) assigns the variables that ``values`` expand
+    whole (``sshpass -p "$P"`` after ``P=V``, ``set -- V``, ``for P in V``): secrets too."""
+    literals = (_assigned(text, value) for value in values if value[:1] == "$")
+    return [literal for literal in literals if literal]
 
 
 def _assigned(text: str, value: str, tcl: bool = False) -> str | None:
@@ -325,11 +412,19 @@ def _program_reads(program: str, rest: Sequence[str]) -> str | None:
             return _LINE  # gh auth login --with-token
         if not equals:
             value = rest[k + 1] if k + 1 < len(rest) else ""
-        if (lowered in _OPENSSL_PASS or is_secret_name(lowered.lstrip("-"))) and (
+        named = lowered in _OPENSSL_PASS or is_secret_name(
+            _PLACE_WORD.sub("", lowered.lstrip("-")))
+        if named and (
                 value in _STDIN_VALUES or (value == "0" and lowered.endswith("fd"))):
             return _LINE  # --password-file /dev/stdin, --passphrase-fd 0, -passin stdin
     if program in ("chpasswd", "chgpasswd"):
         return _PAIR
+    if program == "tee" and any(_secret_file(word) for word in rest if word[:1] != "-"):
+        return _LINE  # echo PW | tee /run/secrets/db
+    if (program == "git" and rest[:1] == ["credential"]) or program.startswith("git-credential-"):
+        return _KEYED  # git credential approve: NAME=VALUE lines, password=PW
+    if program == "read" and any(is_secret_name(word) for word in rest if word[:1] != "-"):
+        return _LINE  # read -rs PASSWORD <<< PW: the variable named like a secret
     if program == "newusers":
         return _NEWUSERS
     if program in ("passwd", "smbpasswd", "kinit", "cryptsetup", "saslpasswd2"):
@@ -376,6 +471,9 @@ def _heredoc_secrets(text: str, seps: Sequence[int], found: list[str]) -> None:
         before = _words(_segment_before(text, here.start(), seps))
         rest_of_line = text[here.end():line_end]
         how = _reader([*before, *_words(_segment_after(rest_of_line, 0, []))])
+        if how is None and _written_to_secret_file(
+                _segment_before(text, here.start(), seps) + rest_of_line):
+            how = _LINE  # cat > ~/.pgpass <<EOF: every line written
         if how is None and before[:1] == ["cat"] and len(before) == 1 and "|" in rest_of_line:
             how = _reader(_words(rest_of_line.split("|", 1)[1]))  # cat <<EOF | CMD
         tabs = "\t*" if here.group(1) else ""
@@ -389,13 +487,86 @@ def _heredoc_secrets(text: str, seps: Sequence[int], found: list[str]) -> None:
         done = end.end()
 
 
+# --- written into a secret-named file, printed by printf ---------------------------------
+
+# `echo PW > /run/secrets/db`, `printf '%s' PW >> token.txt`, `cat > ~/.pgpass <<EOF`, `|
+# tee ~/.vault-token`: what a printer writes into a file whose name (or a folder's) is
+# secret-like
+_WRITTEN_TO = re.compile(r"(?<![<>&\d])>>?\|?[ \t]*([^\s;&|<>()'\"]+)")
+_WRITTEN_HINT = re.compile(r"(?i)>[ \t]*[^\s;&|<>]*(?:key|token|secret|pass|pwd|auth|cred"
+                           r"|sess|cookie)")
+_NOT_FILES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "/etc/passwd",
+                        "/etc/group"})  # (no password in /etc/passwd)
+
+
+def _secret_file(path: str) -> bool:
+    """A file or folder named like a secret's keeper, its name ending in the secret word
+    (`token.txt`, `.pgpass`, `/run/secrets/`, `.git-credentials`), not a public key's."""
+    if path in _NOT_FILES or "$" in path or path.endswith((".pub", "authorized_keys")):
+        return False
+    if path.lower().endswith((".key", ".token", ".secret", ".password", ".pass")):
+        return True
+    return any(_KEEPER.search(name) is not None and is_secret_name(name)
+               for name in (part.lstrip(".").partition(".")[0].lower()
+                            for part in path.split("/")) if name)
+
+
+_KEEPER = re.compile(r"(?:key|token|secret|passw(?:or)?d|pass|pwd|credential|cred|auth"
+                     r"|cookie|session)s?\Z")
+
+
+def _written_to_secret_file(segment: str) -> bool:
+    return ">" in segment and any(_secret_file(m.group(1)) for m in _WRITTEN_TO.finditer(segment))
+
+
+def _written_secrets(text: str, found: list[str]) -> None:
+    seps = [m.start() for m in _SEPARATOR.finditer(text)]
+    for target in _WRITTEN_TO.finditer(text):
+        if _secret_file(target.group(1)):
+            command = _segment_before(text, target.start(), seps)
+            for line in _printed(_words(command)):
+                _add_lines(line, _LINE, found, text)
+
+
+_PRINTF = re.compile(r"(?:^|(?<=[\s'\"(]))(?:[\w./-]*/)?printf[ \t]+")
+_FORMAT = re.compile(r"%[-+ #0]*\d*(?:\.\d+)?[sbdq]")
+
+
+def _filler(arguments: Sequence[str]) -> Callable[[re.Match[str]], str]:
+    """printf's arguments, one for each conversion of its format in turn."""
+    left = iter(arguments)
+    return lambda _: next(left, "")
+
+
+def _rendered_secrets(text: str, found: list[str]) -> None:
+    """What each ``printf FORMAT ARGS`` prints, with its arguments in place, read by the
+    line rules (``printf 'connect u/%s\\n' PW | sqlplus``, ``printf 'password=%s' PW``):
+    the arguments found there are secrets."""
+    seps = [m.start() for m in _SEPARATOR.finditer(text)]
+    for printf in _PRINTF.finditer(text):
+        words = _words(_segment_after(text, printf.start(), seps))
+        if len(words) < 3 or "%" not in words[1]:
+            continue
+        rendered = _FORMAT.sub(_filler(words[2:2 + _FEW]), words[1])
+        values: list[str] = []
+        _sql_secrets(rendered, values)
+        written.written_lines_found(rendered, values, printed=True,
+                                    pgpass="pgpass" in text.lower())
+        found.extend(value for value in values if value in words[2:])
+
+
 # --- prompts answered by expect scripts --------------------------------------------------
 
 _SEND = re.compile(r"(?<![\w$-])(?:exp_send|send|sendline)(?:[ \t]+(?:--|-[a-z]+))*"
                    r"(?:[ \t]*\([ \t]*[bru]?|[ \t]+)"
                    r"(\"(?:[^\"\\\n]|\\.)*\"|'[^'\n]*'|\{[^{}\n]*\}|[^\s;\"'{}\[\]()]+)")
 _PROMPT = re.compile(r"(?i)assw|passphrase|passcode|\bpass\b|secret|token|\bpin\b"
-                     r"|credential|\botp\b|verification")
+                     r"|credential|\botp\b|verification"
+                     # a prompt asking again, sudo's, or one of only a colon (su's, a
+                     # login's): `expect "Retype"`, `"sudo\]"`, `expect ":"`, `"*: "`
+                     r"|retype|re-?enter|again|confirm|verify|sudo\\?\]|ssw|\bword\b"
+                     r"|\bpasse\b|contrase|senha|\bcode\b|\bmfa\b|\b2fa\b"
+                     r"|(?<![\w$-])expect(?:[ \t]+-\w+)*[ \t]+[\"'{][*\s]*:[*\s]*[\"'}]")
 _SPAWNED = re.compile(r"(?<![\w-])(?:expect|spawn|pexpect)\b")
 _SENT_ESCAPES = re.compile(r"(?:\\+[rn])+$")
 
@@ -427,14 +598,16 @@ def _sent_secrets(text: str, found: list[str]) -> None:
 
 _SQL = re.compile(
     # Oracle: CONNECT USER/PW[@DB] at a line's or a statement's start, or after SQL>
-    r"""(?im)(?:^|(?<=[;'"]))[ \t]*(?:SQL>[ \t]*)?conn(?:ect)?[ \t]+(?!/)[^\s/@'";]+/"""
-    r"""(?:"([^"\n]+)"|([^\s/@"';]+))"""
+    r"""(?im)(?:^|(?<=[;'"])|(?<=\\n))[ \t]*(?:SQL>[ \t]*)?conn(?:ect)?[ \t]+(?!/)[^\s/@'";]+/"""
+    r"""(?:"([^"\n]+)"|([^\s/@"';\\]+))"""  # (not an escaped line break after it)
     # DB2: CONNECT TO DB USER U USING PW
     r"""|\bconnect[ \t]+to[ \t]+\S+[ \t]+user[ \t]+\S+[ \t]+using[ \t]+"""
     r"""(?:"([^"\n]+)"|'([^'\n]+)'|([^\s;'"]+))"""
     # IDENTIFIED BY PW unquoted (quoted: quoted_values), IDENTIFIED WITH PLUGIN BY 'PW'
     r"""|\bidentified[ \t]+(?:with[ \t]+\S+[ \t]+)?by[ \t]+(?!values\b|password\b)"""
-    r"""(?:"([^"\n]+)"|'([^'\n]+)'|([^\s;'"()]+))""")
+    r"""(?:"([^"\n]+)"|'([^'\n]+)'|([^\s;'"()]+))"""
+    # MySQL's PASSWORD('PW') (SET PASSWORD … = PASSWORD('PW')), also set_password('PW')
+    r"""|(?<![\w$])(?:set_?)?password[ \t]*\([ \t]*[bru]?(?:'([^'\n]+)'|"([^"\n]+)")[ \t]*\)""")
 
 
 def _sql_secrets(text: str, found: list[str]) -> None:
@@ -446,8 +619,9 @@ def _sql_secrets(text: str, found: list[str]) -> None:
 
 # --- credentials passed by position in code ---------------------------------------------
 
-_CALL = re.compile(r"(?<![\w$])(connect|mysqli?_connect|mysqli|PDO"
-                   r"|FTP(?:_TLS)?(?:\.open|\.new)?|login"
+_CALL = re.compile(r"(?<![\w$])(connect|mysqli?_connect|mysqli|PDO|getConnection"
+                   r"|FTP(?:_TLS)?(?:\.open|\.new)?|login|oci_p?connect|simple_bind(?:_s)?"
+                   r"|bind_s|ftp_login|ldap_bind|ssh2_auth_password|imap_open"
                    r"|HTTP(?:Basic|Digest|Proxy)Auth|(?:Basic|Digest)Auth|basic_auth"
                    r"|digest_auth|auth[ \t]*=>?)[ \t]*\(")
 _ARGUMENT = re.compile(r"""[ \t]*(?:[bru]?'([^'\\\n]*)'|[bru]?"([^"\\\n]*)"|([^,()'"\[\]{}\n=]*))"""
@@ -460,12 +634,25 @@ def _call_secrets(text: str, found: list[str]) -> None:
     """``connect(HOST, USER, 'PW')``, ``login(USER, 'PW')``, ``auth=(USER, 'PW')``: the
     password by its place, when it is a string literal."""
     for call in _CALL.finditer(text):
-        arguments = _arguments(text, call.end())
-        name = call.group(1)
-        if name.startswith(("connect", "mysql", "PDO", "FTP")):
-            place = 3 if len(arguments) > 3 and _NUMBER.fullmatch(arguments[1][1]) else 2
-        else:
-            place = 1
+        _password_at(call.group(1), _arguments(text, call.end()), found)
+    if _may_alias(text):
+        _aliased_call_secrets(text, found)
+
+
+def _password_at(name: str, arguments: list[tuple[bool, str]], found: list[str]) -> None:
+    """The password among the ``arguments`` of a call of ``name``, by its place: the
+    third (after a host and a user, the fourth after a port too: ``connect``, JDBC's
+    ``getConnection(URL, USER, PW)``, PHP's ``ftp_login($c, USER, PW)``, ``ldap_bind``,
+    ``imap_open``, ``ssh2_auth_password``), else the second (``login(USER, PW)``,
+    ``oci_connect(USER, PW, DB)``, LDAP's ``simple_bind_s(DN, PW)``); ``login(HOST,
+    USER, PW)`` (pexpect's pxssh) the second and the third."""
+    places = [1]
+    if name.startswith(("connect", "mysql", "PDO", "FTP", "getConnection", "ftp_", "ldap_",
+                        "ssh2_", "imap_")):
+        places = [3 if len(arguments) > 3 and _NUMBER.fullmatch(arguments[1][1]) else 2]
+    elif name == "login" and len(arguments) > 2:
+        places = [1, 2]
+    for place in places:
         if len(arguments) > place and arguments[place][0]:
             value = arguments[place][1]
             if value.strip() and "$" not in value and not value.startswith(("%", "{")):
@@ -490,3 +677,96 @@ def _arguments(text: str, at: int) -> list[tuple[bool, str]]:
         if end != ",":
             break
     return arguments
+
+
+# --- a password as a default, a call under another name ---------------------------------
+
+# `${DB_PASSWORD:-V}`, `${TOKEN:=V}` (also without the colon, and `+`: the value used
+# when set). In code, a literal standing in for a secret-like setting that is missing:
+# the next argument of a look-up (`os.environ.get('API_TOKEN', 'V')`, `os.getenv`,
+# `setdefault`, Ruby's `ENV.fetch`, Laravel's `env`, Java's `getOrDefault`; after a
+# section, `config.get('db', 'password', fallback='V')`; `default=`/`fallback=`), any such
+# look-up given to a secret-like name (`password=os.environ.get('X', 'V')`); what stands
+# after `or`, `||`, `??`, `?:` or in a block after one (`os.environ.get('SECRET_KEY') or
+# 'V'`, `process.env['API_KEY'] || 'V'`, `ENV.fetch('TOKEN') { 'V' }`, `env.TOKEN ?? 'V'`);
+# an option's `default=` (`add_argument('--token', default='V')`, click's `option`)
+_SHELL_DEFAULT = re.compile(r"\$\{([A-Za-z_]\w*):?[-=+]([^}$`'\"\s\\]+)\}")
+_LOOKUP = re.compile(  # a look-up of a setting's name, then its default
+    r"""(?<![\w$])(?:get(?:env|OrDefault)?|setdefault|fetch|env)[ \t]*\([ \t]*"""
+    r"""(?:[bru]?(['"])[^'"\\\n]*\1[ \t]*,[ \t]*)?"""  # a section first (configparser)
+    r"""[bru]?(['"])([^'"\\\n]*)\2"""  # the setting's name
+    r"""(?:[ \t]*,[ \t]*(?:(?:default|fallback)[ \t]*=[ \t]*)?[bru]?(['"])([^'"\\\n]*)\4"""
+    r"""|[ \t]*[)\]][ \t]*(?:\|\||\?\?|\?:|or\b|\{)[ \t]*[bru]?(['"])([^'"\\\n]*)\6)""")
+# ...given to a name (`password = os.environ.get(`): what stands just before the look-up
+_GIVEN_TO = re.compile(r"""([A-Za-z_][\w.]*)['"]?[ \t]*(?:=|:|=>)[ \t]*"""
+                       r"""(?:[\w$]+(?:\.|->|::)|\(\)\.)*\Z""")
+_OR_DEFAULT = re.compile(  # env['API_KEY'] || 'V', env.TOKEN ?? 'V'
+    r"""(?:\[[ \t]*(['"])([\w.-]+)\1[ \t]*\]|env\.([A-Za-z_]\w*))"""
+    r"""[ \t]*(?:\|\||\?\?|\?:|or\b)[ \t]*[bru]?(['"])([^'"\\\n]*)\4""")
+_OPTION_DEFAULT = re.compile(  # add_argument('--token', type=str, default='V')
+    r"""\([ \t]*(['"])(-{0,2}[\w.-]+)\1[^()'"\n]{0,80}?\bdefault[ \t]*=[ \t]*"""
+    r"""[bru]?(['"])([^'"\\\n]*)\3""")
+_LOOKUPS = ("get(", "getenv", "getOrDefault", "setdefault", "fetch(", "env(", "get (")
+_ORS = ("||", "??", "?:", " or ")
+
+
+def _may_default(text: str) -> bool:
+    """Whether :func:`_default_secrets` may find something (substring tests only)."""
+    return ("${" in text or "default" in text or (
+        "(" in text and any(lookup in text for lookup in _LOOKUPS)) or (
+        ("env" in text or "ENV" in text) and any(either in text for either in _ORS)))
+
+
+def _default_secrets(text: str, found: list[str]) -> None:
+    values: list[str] = []
+    if "${" in text:
+        values.extend(shell.group(2) for shell in _SHELL_DEFAULT.finditer(text)
+                      if is_secret_name(shell.group(1)))
+    if "(" in text and any(lookup in text for lookup in _LOOKUPS):
+        for code in _LOOKUP.finditer(text):
+            given = _GIVEN_TO.search(text, max(0, code.start() - 80), code.start())
+            if is_secret_name(code.group(3)) or (given is not None and is_secret_name(
+                    given.group(1).rsplit(".", 1)[-1])):
+                values.append(code.group(5) if code.group(5) is not None else code.group(7))
+    if "default" in text and "(" in text:
+        values.extend(option.group(4) for option in _OPTION_DEFAULT.finditer(text)
+                      if is_secret_name(option.group(2)))
+    if ("[" in text or "env." in text) and any(either in text for either in _ORS):
+        values.extend(alone.group(5) for alone in _OR_DEFAULT.finditer(text)
+                      if is_secret_name(alone.group(2) or alone.group(3)))
+    found.extend(value for value in values if value.strip() and "$" not in value)
+
+
+# A known call bound to another name: `from requests.auth import HTTPBasicAuth as B`,
+# `import pymysql.connect as c`, `B = requests.auth.HTTPBasicAuth` (not called there);
+# the calls of that name take the password at the known call's place
+_CALLED = (r"connect|mysqli?_connect|mysqli|PDO|getConnection|FTP(?:_TLS)?|login"
+           r"|HTTP(?:Basic|Digest|Proxy)Auth|(?:Basic|Digest)Auth|basic_auth|digest_auth")
+_ALIASED = re.compile(rf"(?<![\w$])({_CALLED})\b(?![ \t]*[(.])")
+_AS_NAME = re.compile(r"[ \t]+as[ \t]+([A-Za-z_]\w*)")
+_NAMED = re.compile(r"(?<![\w$.])([A-Za-z_$][\w$]*)[ \t]*=[ \t]*(?:[\w$]+(?:\.|->|::))*\Z")
+_ALIAS_WORDS = ("connect", "PDO", "getConnection", "FTP", "login", "Auth", "auth")
+
+
+def _may_alias(text: str) -> bool:
+    return ("=" in text or " as " in text) and any(word in text for word in _ALIAS_WORDS)
+
+
+def _aliases(text: str) -> dict[str, str]:
+    """Each name ``text`` binds a known call to (``import … as NAME``, ``NAME = …CALL``)."""
+    aliases: dict[str, str] = {}
+    for called in _ALIASED.finditer(text):
+        alias = _AS_NAME.match(text, called.end()) or _NAMED.search(
+            text, max(0, called.start() - 80), called.start())
+        if alias is not None and alias.group(1) != called.group(1):
+            aliases[alias.group(1)] = called.group(1)
+    return aliases
+
+
+def _aliased_call_secrets(text: str, found: list[str]) -> None:
+    aliases = _aliases(text)
+    if not aliases:
+        return
+    calls = re.compile(r"(?<![\w$])(" + "|".join(map(re.escape, aliases)) + r")[ \t]*\(")
+    for call in calls.finditer(text):
+        _password_at(aliases[call.group(1)], _arguments(text, call.end()), found)

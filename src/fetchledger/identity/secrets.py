@@ -139,7 +139,14 @@ def is_secret_name(name: str) -> bool:
     if "pass" not in lowered and not _SECRET_WORDS.search(lowered):
         return lowered.endswith(_SECRET_ENDINGS)
     squeezed = _NOT_SECRET.sub("", lowered)
-    return bool(_SECRET_WORDS.search(squeezed)) or squeezed.endswith(_SECRET_ENDINGS)
+    return (bool(_SECRET_WORDS.search(squeezed)) or squeezed.endswith(_SECRET_ENDINGS)) \
+        and _PLACE.search(plain, max(0, len(plain) - 5)) is None
+
+
+# A secret's name ending in a word for where the secret is kept names that place, not
+# the secret: --password-file PATH, --token-path, --passphrase-fd N, PGPASSFILE=PATH
+_PLACE = re.compile(r"(?i)(?:(?:[\W_]|(?<=pass)|(?<=key)|(?<=token)|(?<=word)|(?<=secret)"
+                    r"|(?<=phrase)|(?<=wd))(?:file|path|fd|dir)|(?<=key)[\W_]?(?:store|ring))\Z")
 
 
 def param_name(escaped: str) -> str:
@@ -255,6 +262,8 @@ def request_secrets(url: str | httpx.URL, headers: Iterable[tuple[str, str | Non
             redact_header(name, value, found)
     if body:
         found.extend(_body_secrets(body, content_type))
+    found.extend(form for value in {v.strip() for v in found} if len(value) >= 8  # echoed
+                 for form in _base64_forms(base64.b64encode(value.encode()).decode()))  # in base64
     return secret_forms(found)
 
 

@@ -215,6 +215,19 @@ def _fed_secrets(db: sqlite3.Connection) -> None:
     _reidentify(db)
 
 
+def _held_out_secrets(db: sqlite3.Connection) -> None:
+    """Identities and displays brought under session 9's held-out forms: a password fed
+    through programs in between (``echo PW | tee log | docker login --password-stdin``),
+    by ``yes`` or ``< <(echo PW)``, given as a default (``${PW:-V}``, ``getenv('X',
+    'V')``), to a renamed call, after a prompt naming no password, in a JDBC or Go
+    connection string, to ``oc``/``twine``/``vault write``, written to a credentials
+    file (``.netrc``, ``.pgpass``) or through a variable (``P=V; sshpass -p "$P"``): such
+    a source is found
+    again under its old id. (URL user-info in a command line, held as ``REDACTED@``
+    before, stays so: the value is gone, nothing can key it.)"""
+    _reidentify(db)
+
+
 def _reidentify(db: sqlite3.Connection, key: bytes | None = None) -> None:
     """Every stored identity, display, attempt locator and URL of version metadata
     under today's rules (:mod:`fetchledger.identity.upgrade`), with ``key`` or else the
@@ -327,6 +340,7 @@ MIGRATIONS: tuple[tuple[str, Callable[[sqlite3.Connection], None]], ...] = (
     ("0016_more_secret_options", _more_secret_options),
     ("0017_more_secret_forms", _more_secret_forms),
     ("0020_fed_secrets", _fed_secrets),
+    ("0022_held_out_secrets", _held_out_secrets),
 )
 
 
@@ -623,4 +637,5 @@ POSTGRES_MIGRATIONS: tuple[tuple[str, Callable[[PgConnection], None]], ...] = (
     ("0019_async_numbering", _postgres_async_numbering),
     ("0020_fed_secrets", _postgres_nested_secrets),  # the same re-identification again
     ("0021_fewer_checks", _postgres_fewer_checks),
+    ("0022_held_out_secrets", _postgres_nested_secrets),  # the same again
 )
