@@ -1,0 +1,167 @@
+"""Issue 13's redaction CPU, session 9: one pass per template (:mod:`fetchledger.identity.runs`).
+
+A script of thousands of commands of one kind (``sshpass -p V1 x; sshpass -p V2 x``,
+``mysql -pV1 db; mysql -pV2 db``) took a Python step per command once its kind's
+template was known; a run of them standing one after another is now redacted at once
+(C-level slices of the script's words). These tests hold it to the command-by-command
+way (``command_secrets.RUNS`` off) and to the straightforward way (every shortcut off) on
+generated scripts of runs of a few kinds, with digits and 0s moved inside the values,
+commands of other kinds and plain commands between them; and bound its CPU (linear).
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from fetchledger.identity import command_kinds, command_programs
+from fetchledger.identity import command_secrets as cs
+from fetchledger.identity.commands import command_locator
+from fetchledger.identity.recorder import Recorder, Unrendered
+from fetchledger.identity.runs import longest
+from test_redaction_fast_paths import _DIGIT_WORDS, _HEADS
+from test_secret_script_paths import _MARKS, _WORDS, _word
+
+
+@st.composite
+def _runs_script(draw: st.DrawFn) -> str:
+    """Runs of commands of a few kinds (each command of a kind with its digits, 0s among
+    them, drawn anew), other commands between them."""
+    pool = st.sampled_from(_DIGIT_WORDS) | st.sampled_from(_WORDS) | _word()
+    kinds = draw(st.lists(st.tuples(st.sampled_from(_HEADS),
+                                    st.lists(pool, min_size=1, max_size=4)),
+                          min_size=1, max_size=3))
+    digits = draw(st.randoms(use_true_random=False))
+    how = draw(st.sampled_from(["some", "any", "none"]))  # which digits change
+    commands = []
+    for _ in range(draw(st.integers(2, 6))):
+        head, words = draw(st.sampled_from(kinds))
+        command = " ".join([*head, *words])
+        for _ in range(draw(st.integers(1, 14))):
+            if how == "none":
+                commands.append(command)
+            else:
+                commands.append("".join(
+                    str(digits.randrange(0 if how == "any" else 1, 10))
+                    if c.isdigit() and (how == "any" or c != "0") else c for c in command))
+        if draw(st.booleans()):
+            commands.append(" ".join(draw(st.lists(pool, min_size=1, max_size=3))))
+    return draw(st.sampled_from(["; ", "\n", " && ", " | "])).join(commands)
+
+
+def _every_way(script: str) -> list[object]:
+    argv = ["sh", "-c", script]
+    out: list[object] = []
+    for mark in (*_MARKS, Recorder()):
+        found: list[str] = []
+        out.append((cs.redact_argv_each(argv, (mark,), found), found,
+                    mark.values if isinstance(mark, Recorder) else None))
+    locator = command_locator(argv, key=b"k" * 32)
+    out.append((locator.locator, locator.display, locator.secrets))
+    return out
+
+
+def _three_ways(script: str) -> tuple[list[object], list[object], list[object]]:
+    fast = _every_way(script)
+    with pytest.MonkeyPatch.context() as patched:
+        patched.setattr(cs, "RUNS", False)
+        by_command = _every_way(script)
+        patched.setattr(command_kinds, "ENABLED", False)
+        patched.setattr(command_kinds, "SINGLE", False)
+        patched.setattr(cs, "_MEMO", False)
+        patched.setattr(command_programs, "PLACED_BY_NAME", False)
+        patched.setattr(command_programs, "SKIP_INERT", False)
+        patched.setattr(cs, "HOLES_ONLY", False)
+        slow = _every_way(script)
+    return fast, by_command, slow
+
+
+@settings(max_examples=300, deadline=None)
+@given(script=_runs_script())
+@example(script="; ".join(f"sshpass -p pw{i:05d} x" for i in range(40)))
+@example(script="; ".join(f"mysql -pp{i:06d} db" for i in range(40)))
+@example(script="; ".join(f"""curl -d '{{"token": "v{i:06d}"}}' u""" for i in range(40)))
+# (a run broken by a command of another kind, one alike but for a word, a 7z)
+@example(script="; ".join(f"mysql -pp{i:06d} {'db' if i != 20 else 'dc'}" for i in range(40)))
+@example(script="; ".join(f"sshpass -p {'pw' if i != 17 else '7z'}{i:03d} x" for i in range(40)))
+@example(script="; ".join(f"sshpass -p pw{i:03d} x{i % 2}" for i in range(40)))
+# (two values in one command, its other words rewritten, a value found twice)
+@example(script="; ".join(f"curl -H 'Authorization: Bearer t{i}' -u u:p{i} h" for i in range(40)))
+@example(script="; ".join(f"sshpass -p pw{i:03d} -P pw{i:03d} x" for i in range(40)))
+@example(script="; ".join(f"tool --password p{i:06d} -u u:q{i:06d}" for i in range(40)))
+def test_runs_of_one_kind_give_what_each_command_gives(script: str) -> None:
+    """Display, keyed identity, values found (in order) and the values recorded (in
+    order: the slots) as the command-by-command way and the straightforward way."""
+    fast, by_command, slow = _three_ways(script)
+    assert fast == by_command
+    assert [way[:2] for way in fast[:-1]] == [way[:2] for way in slow[:-1]]  # type: ignore[index]
+    assert fast[-1] == slow[-1]
+
+
+@settings(max_examples=500, deadline=None)
+@given(values=st.lists(st.sampled_from(["a", "b", "c", "\0x", "REDACTED", ""]), max_size=12),
+       before=st.lists(st.sampled_from(["a", "d", "e"]), max_size=4))
+def test_values_recorded_at_once_are_recorded_as_one_by_one(values: list[str],
+                                                            before: list[str]) -> None:
+    one, many = Recorder(), Recorder()
+    for value in before:
+        one(value)
+        many(value)
+    assert many.record_many(values) == list(map(one, values))
+    assert many.values == one.values
+
+
+def test_more_values_than_slots_are_refused_at_once() -> None:
+    recorder = Recorder()
+    with pytest.MonkeyPatch.context() as patched:
+        patched.setattr("fetchledger.identity.recorder._SLOTS", 3)
+        recorder.record_many(["a", "b", "a"])
+        with pytest.raises(Unrendered):
+            recorder.record_many(["c", "d"])
+
+
+@given(limit=st.integers(1, 200), most=st.integers(1, 200))
+def test_the_longest_run_is_found(limit: int, most: int) -> None:
+    asked: list[int] = []
+
+    def test(k: int) -> bool:
+        asked.append(k)
+        return k <= limit
+
+    assert longest(test, most) == min(limit, most)
+    assert all(1 <= k <= most for k in asked) and len(asked) <= 20
+
+
+# --- linear time ------------------------------------------------------------------------
+
+RUN_SHAPES = {  # n commands of one kind (about 20 characters each)
+    "sshpass -p V x": lambda n: "; ".join(f"sshpass -p pw{i:05d} x" for i in range(n)),
+    "mysql -pV db": lambda n: "; ".join(f"mysql -pp{i:06d} db" for i in range(n)),
+    "curl -d JSON u": lambda n: "; ".join(f"""curl -d '{{"token": "v{i:06d}"}}' u"""
+                                          for i in range(n * 2 // 3)),
+    "runs of two kinds": lambda n: "; ".join(
+        f"mysql -pp{i:06d} db" if i // 50 % 2 else f"sshpass -p pw{i:05d} x" for i in range(n)),
+}
+
+
+def _cpu_ms(script: str) -> float:
+    best = float("inf")
+    for n in range(3):
+        started = time.process_time()
+        command_locator(["sh", "-c", script + f" {n}"], key=b"k" * 32)
+        best = min(best, time.process_time() - started)
+    return best * 1000
+
+
+@pytest.mark.parametrize("shape", list(RUN_SHAPES))
+def test_runs_of_one_kind_are_redacted_in_linear_time(shape: str) -> None:
+    """100,000 characters of commands of one kind in at most 250 ms of CPU (about 35 on an
+    idle core: generous for a loaded 2-core machine); ten times the length at most 20
+    times the CPU (linear gives about 10, a step per command as long as the run about
+    100)."""
+    small, big = _cpu_ms(RUN_SHAPES[shape](500)), _cpu_ms(RUN_SHAPES[shape](5000))
+    assert big <= 250, f"{shape}: {big:.1f} ms of CPU"
+    assert big <= 20 * max(small, 1.0), (shape, small, big)
