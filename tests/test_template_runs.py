@@ -127,12 +127,13 @@ def test_more_values_than_slots_are_refused_at_once() -> None:
 def test_the_longest_run_is_found(limit: int, most: int) -> None:
     asked: list[int] = []
 
-    def test(k: int) -> bool:
-        asked.append(k)
-        return k <= limit
+    def test(low: int, high: int) -> bool:  # each piece asked about once: linear
+        asked.append((low, high))
+        return high <= limit  # (the commands 0 to limit - 1 of the run alike)
 
     assert longest(test, most) == min(limit, most)
-    assert all(1 <= k <= most for k in asked) and len(asked) <= 20
+    assert all(1 <= low < high <= most + 1 for low, high in asked) and len(asked) <= 20
+    assert sum(high - low for low, high in asked) <= 3 * most
 
 
 # --- linear time ------------------------------------------------------------------------
@@ -165,3 +166,67 @@ def test_runs_of_one_kind_are_redacted_in_linear_time(shape: str) -> None:
     small, big = _cpu_ms(RUN_SHAPES[shape](500)), _cpu_ms(RUN_SHAPES[shape](5000))
     assert big <= 250, f"{shape}: {big:.1f} ms of CPU"
     assert big <= 20 * max(small, 1.0), (shape, small, big)
+
+
+# --- the scans behind the runs: printers before a pipe, the finder's sort and marks -------
+
+_FED_PIECES = ["echo", "printf", "/bin/echo", " ", " ", "v1", "'v2 x'", '"v3"', "|", " | ",
+               "; ", ";", "&&", "\n", "(", ")", "{", "}", "sudo -S y", "docker login "
+               "--password-stdin", "passwd", "cat", "-n", "%s", "'a\\nb'", "x", "echo v4 ",
+               "printf '%s' v5 ", "ssh h 'echo v6 | sudo -S y'", "(echo v7; echo v8) | passwd",
+               "printf 'k\nv9\n' ", "echo 'a;b' ", "'", "aws configure", "echo 'x\n"]
+
+
+@settings(max_examples=500, deadline=None)
+@given(pieces=st.lists(st.sampled_from(_FED_PIECES), max_size=40))
+@example(pieces=["echo v1 ", "|", " sudo -S y", "; "] * 12)
+@example(pieces=["echo", " ", "echo", " ", "echo", " v1 ", "|", " passwd"])
+@example(pieces=["printf '%s' v5 ", ";", "x", "|", " passwd"])
+@example(pieces=["printf 'k\nv9\n' ", "|", " ", "aws configure"])  # (quotes over lines)
+def test_the_printers_before_a_pipe_are_those_of_its_whole_region(pieces: list[str]) -> None:
+    """What is fed to a reader (``echo V | sudo -S``) is found looking at the command
+    before each pipe first, as when every pipe's region (a few commands back) is scanned
+    whole (``fed_secrets.REGION_LAST`` off), and each reader's text is asked once."""
+    from fetchledger.identity import fed_secrets
+
+    text = "".join(pieces)
+    fast = fed_secrets._fed_values.__wrapped__(text)
+    with pytest.MonkeyPatch.context() as patched:
+        patched.setattr(fed_secrets, "REGION_LAST", False)
+        slow = fed_secrets._fed_values.__wrapped__(text)
+    assert fast == slow
+
+
+def _reference_spans(finder: object, text: str) -> list[tuple[int, int]]:
+    """The finder's sort and choice before session 9 (a key per span, a loop)."""
+    found = finder._found(text)  # type: ignore[attr-defined]
+    found.sort(key=lambda span: (span[0], -span[1]))
+    chosen: list[tuple[int, int]] = []
+    for start, stop in found:
+        if not chosen or start >= chosen[-1][1]:
+            chosen.append((start, stop))
+    return chosen
+
+
+_TEXT_PIECES = ["v1", "v12", "ab", "abcdefgh", "abcdefghij", " ", "-", "é", "\0", "\x03",
+                "\U000f0001", "\0\x03\U000f0002\0", "x", "1", "a-b", "\0\x06\0"]
+
+
+@settings(max_examples=1000, deadline=None)
+@given(forms=st.lists(st.sampled_from([*_TEXT_PIECES[:5], "a-b", "b1", "gh", "1x"]),
+                      min_size=1, max_size=6),
+       pieces=st.lists(st.sampled_from(_TEXT_PIECES), max_size=30),
+       ascii_words=st.booleans())
+def test_the_finder_chooses_and_marks_as_before(forms: list[str], pieces: list[str],
+                                                ascii_words: bool) -> None:
+    """Spans sorted by two C-level sorts and taken whole when none overlaps, and marks
+    given all at once (``Recorder.record_many``), as the key per span, the loop and a
+    mark per value gave them."""
+    from fetchledger.identity.finder import Finder
+
+    text = "".join(pieces)
+    finder = Finder(forms, ascii_words=ascii_words)
+    assert finder.spans(text) == _reference_spans(finder, text)
+    one, many = Recorder(), Recorder()
+    assert finder.sub(text, one) == finder.sub(text, one, many.record_many)
+    assert one.values == many.values

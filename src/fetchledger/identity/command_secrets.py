@@ -78,6 +78,7 @@ from .secrets import (
     REDACTED,
     Mark,
     is_secret_name,
+    marks_of,
     plain_mark,
     redact_nested,
     redact_path_params,
@@ -486,7 +487,8 @@ def _scrub_marked(words: list[str], found: list[str], mark: Mark) -> list[str]:
     finder = cached_finder(tuple(forms))
     if joined.count(_WORD_BREAK) != len(words) - 1:
         return [finder.sub(w, lambda value: mark(forms[value])) for w in words]
-    return finder.sub(joined, lambda value: mark(forms[value])).split(_WORD_BREAK)
+    return finder.sub(joined, lambda value: mark(forms[value]), marks_of(mark, forms)
+                      ).split(_WORD_BREAK)
 
 
 def _quote(mark: Mark) -> Callable[[str], str]:

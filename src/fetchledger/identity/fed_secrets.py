@@ -135,12 +135,15 @@ _LINE, _TWO, _PAIR, _NEWUSERS, _ASSIGNMENT = "line", "two", "pair", "newusers", 
 
 def _stdin_secrets(text: str, found: list[str]) -> None:
     seps = [m.start() for m in _SEPARATOR.finditer(text)]
+    readers: dict[str, str | None] = {}  # how each reader's text reads (asked once each)
     for pipe in _PIPE.finditer(text):
         at = pipe.start()
         reader_text = _segment_after(text, at + 1, seps)
-        if not _STDIN_HINT.search(reader_text):
-            continue
-        how = _reader(_words(reader_text))
+        if reader_text in readers:
+            how = readers[reader_text]
+        else:
+            how = readers[reader_text] = _reader(_words(reader_text)) \
+                if _STDIN_HINT.search(reader_text) else None
         if how is None:
             continue
         for line in _fed_by_pipe(text, at, seps):
@@ -192,13 +195,18 @@ def _fed_by_pipe(text: str, at: int, seps: Sequence[int]) -> list[str]:
     if before.strip():
         # the last printer (`ssh host 'echo PW | sudo -S …'` seen from outside), maybe
         # a few separators back inside its quotes (printf 'KEY\nSECRET\n' | aws configure)
-        region = text[seps[i - _FEW] + 1 if i >= _FEW else 0:at]
-        starts = [printer.start(1) for printer in _PRINTER.finditer(region)]
-        for start in reversed(starts[-3:]):
-            words = _words(region[start:]) if _one_command(region[start:]) else []
-            if words:
-                return _printed(words)
-        return []
+        low = seps[i - _FEW] + 1 if i >= _FEW else 0
+        region = text[low:at]
+        if REGION_LAST and i >= 0:  # those of the command before the pipe first: the
+            # region's last three when three are there (no printer crosses a separator;
+            # the one before it is seen behind), else the first that prints, if one does
+            starts = [printer.start(1) - low
+                      for printer in _PRINTER.finditer(text, seps[i] + 1, at)]
+            shown = _last_printed(region, starts)
+            if shown is not None or len(starts) >= 3:
+                return shown or []
+        return _last_printed(region, [printer.start(1) for printer in _PRINTER.finditer(region)]
+                             ) or []
     if i < 0 or text[seps[i]] not in ")}" or text[seps[i] + 1:at].strip():
         return []
     closing = "(" if text[seps[i]] == ")" else "{"
@@ -210,6 +218,19 @@ def _fed_by_pipe(text: str, at: int, seps: Sequence[int]) -> list[str]:
         if text[seps[j]] == closing:
             break
     return printed
+
+
+REGION_LAST = True  # (tests turn it off: every pipe's region scanned whole)
+
+
+def _last_printed(region: str, starts: Sequence[int]) -> list[str] | None:
+    """What the last of the printers at ``starts`` (the last three) that is one command
+    with words prints, or None when none is."""
+    for start in reversed(starts[-3:]):
+        words = _words(region[start:]) if _one_command(region[start:]) else []
+        if words:
+            return _printed(words)
+    return None
 
 
 def _one_command(piece: str) -> bool:

@@ -33,16 +33,18 @@ ENABLED = True  # (tests turn it off to compare with the command-by-command way)
 LEAST = 4  # a run of fewer commands goes command by command
 
 
-def longest(test: Callable[[int], bool], most: int) -> int:
-    """The largest ``k`` of 1 to ``most`` for which ``test(k)`` holds, ``test(1)``
-    holding and ``test`` true up to some ``k`` and false beyond: doubling, then halving."""
+def longest(test: Callable[[int, int], bool], most: int) -> int:
+    """The largest ``k`` of 1 to ``most`` such that the first ``k`` commands of a run are
+    alike, ``test(a, b)`` telling whether commands ``a`` to ``b - 1`` are when those
+    before ``a`` are (the first is): each piece asked about once, doubling, then
+    halving (linear in ``k``)."""
     low, high = 1, 2
-    while high <= most and test(high):
+    while high <= most and test(low, high):
         low, high = high, 2 * high
     high = min(high, most + 1)
     while high - low > 1:
         middle = (low + high) // 2
-        if test(middle):
+        if test(low, middle):
             low = middle
         else:
             high = middle
@@ -81,9 +83,10 @@ class Runs:
         begin, n = self._starts[command], len(unit)
         unit = list(unit)
 
-        def alike(k: int) -> bool:
-            return rich[i + k - 1] == command + k - 1 and lengths[command:command + k] == [n] * k \
-                and list(keys[begin:begin + k * n]) == unit * k
+        def alike(low: int, high: int) -> bool:  # (the commands low to high - 1 of the run)
+            return rich[i + high - 1] == command + high - 1 \
+                and lengths[command + low:command + high] == [n] * (high - low) \
+                and list(keys[begin + low * n:begin + high * n]) == unit * (high - low)
 
         return longest(alike, len(rich) - 1 - i)
 
@@ -98,9 +101,10 @@ class Runs:
                                               map(slice, starts[:-1], starts[1:]))))
         rich, kinds, command = self._rich, self._kinds, self._rich[i]
 
-        def alike(k: int) -> bool:
-            return rich[i + k - 1] == command + k - 1 \
-                and list(map(signs.get, kinds[command:command + k])) == [sign] * k
+        def alike(low: int, high: int) -> bool:
+            return rich[i + high - 1] == command + high - 1 \
+                and list(map(signs.get, kinds[command + low:command + high])) \
+                == [sign] * (high - low)
 
         return longest(alike, len(rich) - 1 - i)
 
@@ -145,16 +149,16 @@ def digit_run(template: DigitTemplate, values: Sequence[str], cleans: list[str],
     assert single is not None  # (the caller's test)
     others, expected, spans = single
 
-    def alike(k: int) -> bool:
-        end = begin + k * n
-        return all(list(values[begin + j:end:n]) == [word] * k
+    def alike(low: int, high: int) -> bool:  # (the commands low to high - 1 of these)
+        first, end, k = begin + low * n, begin + high * n, high - low
+        return all(list(values[first + j:end:n]) == [word] * k
                    for j, word in zip(others, expected, strict=True)) and all(
-            list(map(itemgetter(slice(None, start)), values[begin + j:end:n])) == [before] * k
-            and list(map(itemgetter(slice(stop, None)), values[begin + j:end:n])) == [after] * k
+            list(map(itemgetter(slice(None, start)), values[first + j:end:n])) == [before] * k
+            and list(map(itemgetter(slice(stop, None)), values[first + j:end:n])) == [after] * k
             for j, start, stop, _, before, after in spans)
 
-    if not alike(k):
-        if not alike(1):
+    if not alike(0, k):
+        if not alike(0, 1):
             return 0
         k = longest(alike, k)
     end = begin + k * n
