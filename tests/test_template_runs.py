@@ -230,3 +230,42 @@ def test_the_finder_chooses_and_marks_as_before(forms: list[str], pieces: list[s
     one, many = Recorder(), Recorder()
     assert finder.sub(text, one) == finder.sub(text, one, many.record_many)
     assert one.values == many.values
+
+
+# --- the words of commands of no special word: the assignments at once ---------------------
+
+_PLAIN_POOL = ["export", "TOKEN=v1", "A_TOKEN=a00001", "B_KEY=b2", "-ubob=pw3", "-u-token=v7",
+               "--token=v4", "x=1", "API_KEY=k5", "PASSWORD=p6", "password:", "-token",
+               "--password", "cmd", "env", "api_key", "=", "K=v'q'", "SECRET=a:b", "y", "-u",
+               "--user", "user.password", "config", "TOKEN=", "é=1", "TOKEN=v1"]
+
+
+@st.composite
+def _plain_script(draw: st.DrawFn) -> str:
+    """Many simple commands of plain words, most of them assignments (secret-like names or
+    not, after words that name the next a secret or not)."""
+    commands = [" ".join(draw(st.lists(st.sampled_from(_PLAIN_POOL) | _word(), min_size=1,
+                                       max_size=4)))
+                for _ in range(draw(st.integers(3, 30)))]
+    if draw(st.booleans()):  # a command of a special word among them (the runs between)
+        commands.insert(draw(st.integers(0, len(commands))), "mysql -pp1 db")
+    return draw(st.sampled_from(["; ", "\n", " && ", " | "])).join(commands)
+
+
+@settings(max_examples=300, deadline=None)
+@given(script=_plain_script())
+@example(script="; ".join(f"export TOKEN={i:06d}" for i in range(20)))
+@example(script="; ".join(f"A_TOKEN=a{i} B_KEY=b{i} cmd" for i in range(20)))
+@example(script="; ".join(f"{'-token' if i == 7 else 'x'} TOKEN=v{i}" for i in range(20)))
+@example(script="; ".join(f"env {'-u-token' if i == 7 else '-token2'}=v{i}" for i in range(20)))
+def test_assignments_at_once_give_what_each_word_gives(script: str) -> None:
+    """``NAME=V`` words of commands of no special word, a run of them marked at once
+    (``plain_words.AT_ONCE``), as word by word: display, keyed identity, values found and
+    recorded (in order)."""
+    from fetchledger.identity import plain_words
+
+    fast = _every_way(script)
+    with pytest.MonkeyPatch.context() as patched:
+        patched.setattr(plain_words, "AT_ONCE", False)
+        slow = _every_way(script)
+    assert fast == slow

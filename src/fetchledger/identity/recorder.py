@@ -87,8 +87,8 @@ class Recorder:
             if len(self.values) + len(new) > _SLOTS:
                 raise Unrendered  # more distinct values than slots (as one by one)
             first = 0xF0000 + len(self.values)
-            slots.update(zip(new, map("\0\x03{}\0".format,
-                                      map(chr, range(first, first + len(new)))), strict=True))
+            slots.update(zip(new, [f"\0\x03{slot}\0" for slot in map(
+                chr, range(first, first + len(new)))], strict=True))
             self.values.extend(new)
         return list(map(slots.__getitem__, values))
 
