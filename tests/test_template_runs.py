@@ -177,22 +177,36 @@ _FED_PIECES = ["echo", "printf", "/bin/echo", " ", " ", "v1", "'v2 x'", '"v3"', 
                "printf 'k\nv9\n' ", "echo 'a;b' ", "'", "aws configure", "echo 'x\n"]
 
 
+_ECHOED = ["echo v1 | sudo -S y; ", "echo v2 |passwd\n", " echo v3 | x; ", "(echo v4 | passwd)",
+           "echo -n v5 | passwd; ", "echo echo | passwd; ", "echo a/echo | passwd\n",
+           "echo u:v6 | chpasswd; ", "echo v7 | aws configure; ", "x;echo v8 | passwd; ",
+           "echo v9 || passwd; ", "echo v10 >| passwd; ", "echo\tv11\t|\tpasswd\n"]
+
+
 @settings(max_examples=500, deadline=None)
-@given(pieces=st.lists(st.sampled_from(_FED_PIECES), max_size=40))
+@given(pieces=st.lists(st.sampled_from(_FED_PIECES), max_size=40)
+       | st.lists(st.sampled_from(_ECHOED), min_size=8, max_size=24)
+       | st.lists(st.sampled_from(_ECHOED[:3]), min_size=8, max_size=24).flatmap(
+           lambda units: st.lists(st.sampled_from(_FED_PIECES), max_size=3).map(
+               lambda extra: units + extra)))
 @example(pieces=["echo v1 ", "|", " sudo -S y", "; "] * 12)
 @example(pieces=["echo", " ", "echo", " ", "echo", " v1 ", "|", " passwd"])
 @example(pieces=["printf '%s' v5 ", ";", "x", "|", " passwd"])
 @example(pieces=["printf 'k\nv9\n' ", "|", " ", "aws configure"])  # (quotes over lines)
+@example(pieces=["echo v1 | sudo -S y; "] * 9 + ["echo echo | passwd; "])
+@example(pieces=["echo u:v6 | chpasswd; "] * 9 + ["echo v7 | aws configure; "])
 def test_the_printers_before_a_pipe_are_those_of_its_whole_region(pieces: list[str]) -> None:
     """What is fed to a reader (``echo V | sudo -S``) is found looking at the command
-    before each pipe first, as when every pipe's region (a few commands back) is scanned
-    whole (``fed_secrets.REGION_LAST`` off), and each reader's text is asked once."""
+    before each pipe first, and every ``echo WORD |`` of a script of nothing else in one
+    pass (``ECHOED``), as when every pipe's region (a few commands back) is scanned whole
+    (``fed_secrets.REGION_LAST`` and ``ECHOED`` off), each reader's text asked once."""
     from fetchledger.identity import fed_secrets
 
     text = "".join(pieces)
     fast = fed_secrets._fed_values.__wrapped__(text)
     with pytest.MonkeyPatch.context() as patched:
         patched.setattr(fed_secrets, "REGION_LAST", False)
+        patched.setattr(fed_secrets, "ECHOED", False)
         slow = fed_secrets._fed_values.__wrapped__(text)
     assert fast == slow
 

@@ -136,14 +136,25 @@ _LINE, _TWO, _PAIR, _NEWUSERS, _ASSIGNMENT = "line", "two", "pair", "newusers", 
 def _stdin_secrets(text: str, found: list[str]) -> None:
     seps = [m.start() for m in _SEPARATOR.finditer(text)]
     readers: dict[str, str | None] = {}  # how each reader's text reads (asked once each)
-    for pipe in _PIPE.finditer(text):
-        at = pipe.start()
-        reader_text = _segment_after(text, at + 1, seps)
-        if reader_text in readers:
-            how = readers[reader_text]
-        else:
-            how = readers[reader_text] = _reader(_words(reader_text)) \
+
+    def read(reader_text: str) -> str | None:
+        if reader_text not in readers:
+            readers[reader_text] = _reader(_words(reader_text)) \
                 if _STDIN_HINT.search(reader_text) else None
+        return readers[reader_text]
+
+    pipes = [pipe.start() for pipe in _PIPE.finditer(text)]
+    echoed = _echoed(text, pipes) if ECHOED and len(pipes) > _FEW else None
+    if echoed is not None:  # every pipe after `echo WORD`: its WORD fed, as below
+        for value, reader_text in echoed:
+            how = read(reader_text)
+            if how in (_LINE, _TWO):
+                found.append(value)  # (one line, no expansion: all _add_lines would do)
+            elif how is not None:
+                _add_lines(value, how, found, text)
+        pipes = []
+    for at in pipes:
+        how = read(_segment_after(text, at + 1, seps))
         if how is None:
             continue
         for line in _fed_by_pipe(text, at, seps):
@@ -160,6 +171,27 @@ def _stdin_secrets(text: str, found: list[str]) -> None:
                 _add_lines(value, how, found, text)
     if "<<" in text:
         _heredoc_secrets(text, seps, found)
+
+
+# `echo WORD | READER` as the only command before its pipe: what _fed_by_pipe finds there
+# is WORD (one printer, the echo: a word of no quoting, expansion, option or separator,
+# and no printer in it), what follows the pipe up to the next separator the reader's text
+_ECHOED = re.compile(r"(?:(?<![^;&|\n(){}])[ \t]+|(?<![^\n(]))echo[ \t]+"
+                     r"""([^\s;&|<>()'"\\$`#{}-][^\s;&|<>()'"\\$`#{}]*)[ \t]*(\|)(?![|&])"""
+                     r"([^;&|\n(){}]*)")
+ECHOED = True  # (tests turn it off: each pipe's printers looked for)
+
+
+def _echoed(text: str, pipes: Sequence[int]) -> list[tuple[str, str]] | None:
+    """Each pipe's WORD and reader's text when every pipe of ``text`` stands after an
+    ``echo WORD`` alone (:data:`_ECHOED`), else None: one C-level pass."""
+    matches = list(_ECHOED.finditer(text))
+    if len(matches) != len(pipes) or [match.start(2) for match in matches] != pipes:
+        return None
+    words = [match.group(1) for match in matches]
+    if any("echo" in word or "printf" in word for word in set(words)):
+        return None  # (a printer in it: the last one prints)
+    return list(zip(words, [match.group(3) for match in matches], strict=True))
 
 
 def _segment_after(text: str, at: int, seps: Sequence[int]) -> str:
