@@ -144,7 +144,7 @@ def _stdin_secrets(text: str, found: list[str]) -> None:
         return readers[reader_text]
 
     pipes = [pipe.start() for pipe in _PIPE.finditer(text)]
-    echoed = _echoed(text, pipes) if ECHOED and len(pipes) > _FEW else None
+    echoed = _echoed(text, pipes, seps) if ECHOED and len(pipes) > _FEW else None
     if echoed is not None:  # every pipe after `echo WORD`: its WORD fed, as below
         for value, reader_text in echoed:
             how = read(reader_text)
@@ -182,9 +182,13 @@ _ECHOED = re.compile(r"(?:(?<![^;&|\n(){}])[ \t]+|(?<![^\n(]))echo[ \t]+"
 ECHOED = True  # (tests turn it off: each pipe's printers looked for)
 
 
-def _echoed(text: str, pipes: Sequence[int]) -> list[tuple[str, str]] | None:
+def _echoed(text: str, pipes: Sequence[int], seps: Sequence[int]
+            ) -> list[tuple[str, str]] | None:
     """Each pipe's WORD and reader's text when every pipe of ``text`` stands after an
     ``echo WORD`` alone (:data:`_ECHOED`), else None: one C-level pass."""
+    i = bisect_left(seps, pipes[0]) - 1  # (the first pipe's command first: most scripts
+    if _ECHOED.match(text, seps[i] + 1 if i >= 0 else 0) is None:  # of other pipes end here)
+        return None
     matches = list(_ECHOED.finditer(text))
     if len(matches) != len(pipes) or [match.start(2) for match in matches] != pipes:
         return None
