@@ -283,3 +283,27 @@ def test_assignments_at_once_give_what_each_word_gives(script: str) -> None:
         patched.setattr(plain_words, "AT_ONCE", False)
         slow = _every_way(script)
     assert fast == slow
+
+
+_SQL_PIECES = ["conn", "CONNECT", "Connect", "ect", " ", "\t", "\n", "to", "db", "user", "u",
+               "using", "pw", "identified", "IDENTIFIED", "with", "by", "'p'", "/", "@", ";",
+               "SQL>", "x", "\"q\"", "ſ", "İ", "ı", "K"]
+
+
+@settings(max_examples=1000, deadline=None)
+@given(pieces=st.lists(st.sampled_from(_SQL_PIECES), max_size=16))
+@example(pieces=["CONNECT", " ", "u", "/", "pw"])
+@example(pieces=["connect", " ", "to", " ", "db", " ", "user", " ", "u", " ", "using", " ", "pw"])
+def test_the_sql_scan_is_skipped_only_where_it_finds_nothing(pieces: list[str]) -> None:
+    """``_SQL_NEEDS`` (a word of ``_SQL`` and the blank after it) is looked for first:
+    wherever ``_SQL`` finds a password, it finds that."""
+    from fetchledger.identity import fed_secrets
+
+    text = "".join(pieces)
+    if fed_secrets._SQL.search(text) is not None:
+        assert fed_secrets._SQL_NEEDS.search(text) is not None
+    found: list[str] = []
+    fed_secrets._sql_secrets(text, found)
+    assert found == [next(group for group in match.groups() if group is not None)
+                     for match in fed_secrets._SQL.finditer(text)
+                     if "$" not in next(g for g in match.groups() if g is not None)]

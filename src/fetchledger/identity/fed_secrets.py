@@ -423,6 +423,15 @@ def _heredoc_secrets(text: str, seps: Sequence[int], found: list[str]) -> None:
     A heredoc's body is skipped when looking for the next one, and an unterminated one
     holds the rest of the text (as in a shell): one pass."""
     done = 0
+    ends: dict[tuple[str, str], re.Pattern[str]] = {}  # (each kind of heredoc's end once)
+    readers: dict[tuple[str, ...], str | None] = {}  # (and each reader's words)
+
+    def read(words: list[str]) -> str | None:
+        key = tuple(words)
+        if key not in readers:
+            readers[key] = _reader(words)
+        return readers[key]
+
     for here in _HEREDOC.finditer(text):
         if here.start() < done:
             continue
@@ -432,12 +441,15 @@ def _heredoc_secrets(text: str, seps: Sequence[int], found: list[str]) -> None:
             return
         before = _words(_segment_before(text, here.start(), seps))
         rest_of_line = text[here.end():line_end]
-        how = _reader([*before, *_words(_segment_after(rest_of_line, 0, []))])
+        how = read([*before, *_words(_segment_after(rest_of_line, 0, []))])
         if how is None and before[:1] == ["cat"] and len(before) == 1 and "|" in rest_of_line:
-            how = _reader(_words(rest_of_line.split("|", 1)[1]))  # cat <<EOF | CMD
+            how = read(_words(rest_of_line.split("|", 1)[1]))  # cat <<EOF | CMD
         tabs = "\t*" if here.group(1) else ""
-        end = re.compile(rf"^{tabs}{re.escape(delimiter)}[ \t]*$", re.M).search(
-            text, line_end + 1)
+        pattern = ends.get((tabs, delimiter))
+        if pattern is None:
+            pattern = ends[tabs, delimiter] = re.compile(
+                rf"^{tabs}{re.escape(delimiter)}[ \t]*$", re.M)
+        end = pattern.search(text, line_end + 1)
         stop = end.start() if end else len(text)
         if how is not None:
             _add_lines(text[line_end + 1:stop], how, found, text)
@@ -494,7 +506,14 @@ _SQL = re.compile(
     r"""(?:"([^"\n]+)"|'([^'\n]+)'|([^\s;'"()]+))""")
 
 
+# What every match of _SQL holds (one of its words and a blank after it): looked for first,
+# a scan several times cheaper than _SQL's where no SQL is (`connect(` calls in code)
+_SQL_NEEDS = re.compile(r"(?i)(?:conn(?:ect)?|identified)[ \t]")
+
+
 def _sql_secrets(text: str, found: list[str]) -> None:
+    if _SQL_NEEDS.search(text) is None:
+        return
     for match in _SQL.finditer(text):
         value = next(group for group in match.groups() if group is not None)
         if "$" not in value:
