@@ -6,15 +6,11 @@ distinct word (tests compare with the word-by-word way)."""
 
 from __future__ import annotations
 
-import operator
 import re
 from bisect import bisect_left
-from collections import deque
 from collections.abc import Callable, Collection, Sequence
-from itertools import compress, groupby, repeat
-from typing import cast
 
-from .recorder import MAX_NESTING, Recorder
+from .recorder import MAX_NESTING
 from .secrets import Mark, is_secret_name
 
 __all__ = ["memo_after_options", "no_words", "plain_run"]
@@ -41,40 +37,6 @@ def plain_run(values: Sequence[str], need: Sequence[int], first: Collection[int]
     names: dict[str, bool] = {}  # whether a word makes the next one a secret
 
     def run(at: int, stop: int) -> int:
-        end = bisect_left(need, stop, at)
-        if not AT_ONCE or end - at <= _FEW:
-            return one_by_one(at, stop)
-        # the words whose only rule is the assignment rule, each run of them at once
-        # (C-level: names and the words before asked once per distinct one)
-        places, hits = need[at:end], matches[at:end]
-        named = list(map(_IS_NOT_NONE, hits, repeat(None)))
-        assigned = list(map(_NAME, compress(hits, named)))
-        secret = {name: is_secret_name(name) for name in set(assigned)}
-        before = [None if i in first else values[i - 1] for i in compress(places, named)]
-        told: dict[str | None, bool] = {None: False}  # (no word before: none names it)
-        for word in set(before):
-            if word is not None:
-                if word not in names:
-                    names[word] = names_next(word)
-                told[word] = names[word]
-        secrets = list(map(secret.__getitem__, assigned))
-        after = list(map(told.__getitem__, before))
-        users = list(map(_USER, compress(map(values.__getitem__, places), named)))
-        if all(named) and all(secrets) and not any(after) and not any(users):
-            flags = named  # (mostly: every one of them is such a word)
-        else:
-            simple = iter(map(_all_three, secrets, after, users))
-            flags = [next(simple) if is_named else False for is_named in named]
-        for ok, group in groupby(enumerate(flags, at), _SECOND):
-            indices = list(map(_FIRST, group))
-            if ok:
-                _assign(cast(list[re.Match[str]], list(map(matches.__getitem__, indices))),
-                        list(map(need.__getitem__, indices)), cleans, found, mark)
-            else:
-                one_by_one(indices[0], need[indices[-1]] + 1)
-        return end
-
-    def one_by_one(at: int, stop: int) -> int:
         i = need[at]
         while i < stop:
             word, previous, match = values[i], None if i in first else values[i - 1], matches[at]
@@ -92,28 +54,6 @@ def plain_run(values: Sequence[str], need: Sequence[int], first: Collection[int]
         return at
 
     return run
-
-
-AT_ONCE = True  # (tests turn it off: each word in turn)
-_FEW = 8  # fewer words: in turn
-_IS_NOT_NONE = operator.is_not
-_NAME = operator.methodcaller("group", 1)
-_FIRST, _SECOND = operator.itemgetter(0), operator.itemgetter(1)
-_USER = re.compile("-u").match  # -uUSER:PW: not an assignment (--user=... never starts so)
-
-
-def _all_three(secret: bool, names_next: bool, user: object) -> bool:
-    return secret and not names_next and user is None
-
-
-def _assign(hits: list[re.Match[str]], places: list[int], cleans: list[str],
-            found: list[str], mark: Mark) -> None:
-    """``NAME=V`` at each of ``places`` as ``NAME=`` and the mark of V (V found), in turn."""
-    values = list(map(operator.methodcaller("group", 2), hits))
-    found.extend(values)
-    marks = mark.record_many(values) if isinstance(mark, Recorder) else list(map(mark, values))
-    deque(map(cleans.__setitem__, places,
-              map("{}={}".format, map(_NAME, hits), marks)), maxlen=0)
 
 
 def no_words(at: int, stop: int) -> int:
