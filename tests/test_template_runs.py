@@ -185,7 +185,9 @@ _FED_PIECES = ["echo", "printf", "/bin/echo", " ", " ", "v1", "'v2 x'", '"v3"', 
 _ECHOED = ["echo v1 | sudo -S y; ", "echo v2 |passwd\n", " echo v3 | x; ", "(echo v4 | passwd)",
            "echo -n v5 | passwd; ", "echo echo | passwd; ", "echo a/echo | passwd\n",
            "echo u:v6 | chpasswd; ", "echo v7 | aws configure; ", "x;echo v8 | passwd; ",
-           "echo v9 || passwd; ", "echo v10 >| passwd; ", "echo\tv11\t|\tpasswd\n"]
+           "echo v9 || passwd; ", "echo v10 >| passwd; ", "echo\tv11\t|\tpasswd\n",
+           "V1=v12; ", "echo $V1 | passwd; ", "echo $V2-x | passwd; ", "echo ${V1} | passwd; ",
+           "echo $1 | passwd; ", "export V2=v13; ", "echo $V2 | chpasswd\n", "echo $ | passwd; "]
 
 
 @settings(max_examples=500, deadline=None)
@@ -200,6 +202,8 @@ _ECHOED = ["echo v1 | sudo -S y; ", "echo v2 |passwd\n", " echo v3 | x; ", "(ech
 @example(pieces=["printf 'k\nv9\n' ", "|", " ", "aws configure"])  # (quotes over lines)
 @example(pieces=["echo v1 | sudo -S y; "] * 9 + ["echo echo | passwd; "])
 @example(pieces=["echo u:v6 | chpasswd; "] * 9 + ["echo v7 | aws configure; "])
+@example(pieces=["V1=v12; ", "export V2=v13; "] + ["echo $V1 | passwd; ", "echo $V2 | chpasswd\n",
+                                                   "echo $V2-x | passwd; "] * 4)
 def test_the_printers_before_a_pipe_are_those_of_its_whole_region(pieces: list[str]) -> None:
     """What is fed to a reader (``echo V | sudo -S``) is found looking at the command
     before each pipe first, and every ``echo WORD |`` of a script of nothing else in one

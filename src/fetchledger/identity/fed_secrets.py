@@ -148,7 +148,7 @@ def _stdin_secrets(text: str, found: list[str]) -> None:
     if echoed is not None:  # every pipe after `echo WORD`: its WORD fed, as below
         for value, reader_text in echoed:
             how = read(reader_text)
-            if how in (_LINE, _TWO):
+            if how in (_LINE, _TWO) and value[0] != "$":
                 found.append(value)  # (one line, no expansion: all _add_lines would do)
             elif how is not None:
                 _add_lines(value, how, found, text)
@@ -174,10 +174,12 @@ def _stdin_secrets(text: str, found: list[str]) -> None:
 
 
 # `echo WORD | READER` as the only command before its pipe: what _fed_by_pipe finds there
-# is WORD (one printer, the echo: a word of no quoting, expansion, option or separator,
-# and no printer in it), what follows the pipe up to the next separator the reader's text
+# is WORD (one printer, the echo: a word of no quoting, option or separator, no printer in
+# it, maybe `$NAME`: then what the script assigns NAME), what follows the pipe up to the
+# next separator the reader's text
 _ECHOED = re.compile(r"(?:(?<![^;&|\n(){}])[ \t]+|(?<![^\n(]))echo[ \t]+"
-                     r"""([^\s;&|<>()'"\\$`#{}-][^\s;&|<>()'"\\$`#{}]*)[ \t]*(\|)(?![|&])"""
+                     r"""((?:\$(?=[A-Za-z_]))?[^\s;&|<>()'"\\$`#{}-][^\s;&|<>()'"\\$`#{}]*)"""
+                     r"""[ \t]*(\|)(?![|&])"""
                      r"([^;&|\n(){}]*)")
 ECHOED = True  # (tests turn it off: each pipe's printers looked for)
 
