@@ -469,8 +469,11 @@ def _may_hold_secret(word: str, previous: str | None) -> bool:
     if "=" not in word:
         return False
     name, _, value = word.partition("=")
-    return (is_secret_name(name) or any(c in value for c in "=&?;#'\"")
-            or any(c in name for c in "&?;#'\"[ "))
+    return is_secret_name(name) or _VALUE_MORE(value) is not None or _NAME_MORE(name) is not None
+
+
+_VALUE_MORE = re.compile("[=&?;#'\"]").search  # (what a value holding more pairs may hold)
+_NAME_MORE = re.compile("[&?;#'\"\\[ ]").search
 
 
 _FEW = 8  # values tested one by one before an automaton is built for them
