@@ -14,6 +14,13 @@ same run, so figures of machines of different speed compare.
 
     python benchmarks/redaction_cpu.py [--baseline REF] [--repeat N] [--rounds N]
                                        [--all] [--shape TEXT]
+
+Session 9 (08:52 UTC, load 14.5-17: relative figures; docs/reliability.md has them all),
+CPU ms, main -> branch: sshpass -p V 90.7 -> 71.4, mysql -pV 79.1 -> 64.0, JSON bodies
+60.5 -> 49.0, curl -H 'Authorization: Bearer V' 61.4 -> 48.8, fed echo vN | sudo -S
+144 -> 79.7, fed V_N=vN; echo $V_N | passwd 159 -> 91.6, fed heredocs 89.5 -> 74.7, fed
+connect(...) 135 -> 119, fed expect 77.1 -> 73.0; nested sh -c, export TOKEN=V, -u u:V
+unchanged within noise.
 """
 
 from __future__ import annotations
