@@ -1,7 +1,9 @@
 """Redaction CPU of 100,000-character command lines, this tree beside a baseline.
 
 Every shape of ``tests/test_hardening_leaks.py`` (``_distinct_shapes``: thousands of
-distinct secrets; with ``--all``, the other 100k shapes too) is identified as one
+distinct secrets) and the fed-secret scripts of ``tests/test_fed_secrets.py`` (with
+``--all``, the other 100k shapes and the runs of ``tests/test_template_runs.py`` too) is
+identified as one
 ``run`` identifies it (``command_locator``: display, keyed identity, values to
 scrub), CPU time, best of ``--repeat`` runs on a fresh argv each, by this tree and by
 the identity modules of ``--baseline`` (a git ref, default ``main``, loaded from git
@@ -12,6 +14,13 @@ same run, so figures of machines of different speed compare.
 
     python benchmarks/redaction_cpu.py [--baseline REF] [--repeat N] [--rounds N]
                                        [--all] [--shape TEXT]
+
+Session 9 (08:52 UTC, load 14.5-17: relative figures; docs/reliability.md has them all),
+CPU ms, main -> branch: sshpass -p V 90.7 -> 71.4, mysql -pV 79.1 -> 64.0, JSON bodies
+60.5 -> 49.0, curl -H 'Authorization: Bearer V' 61.4 -> 48.8, fed echo vN | sudo -S
+144 -> 79.7, fed V_N=vN; echo $V_N | passwd 159 -> 91.6, fed heredocs 89.5 -> 74.7, fed
+connect(...) 135 -> 119, fed expect 77.1 -> 73.0; nested sh -c, export TOKEN=V, -u u:V
+unchanged within noise.
 """
 
 from __future__ import annotations
@@ -74,6 +83,26 @@ def _speed(argv: list[str]) -> float:
     return best * 1000 / CALIBRATION_MS
 
 
+def _fed_shapes() -> dict[str, list[str]]:
+    """Session 9: the scripts of thousands of distinct secrets fed on stdin, typed to a
+    prompt or passed to a call (``tests/test_fed_secrets.py``'s linear-time shapes that
+    find secrets, about 100,000 characters each), as ``sh -c`` scripts."""
+    import test_fed_secrets
+
+    chosen = ["echo vN | sudo -S y", "heredocs to passwd", "expect send vN",
+              "connect('h','u','vN')", "V_N=vN; echo $V_N | passwd"]
+    return {f"sh -c, fed: {name}": ["sh", "-c", test_fed_secrets.FED_SHAPES[name](5000)]
+            for name in chosen}
+
+
+def _run_shapes() -> dict[str, list[str]]:
+    """Session 9: runs of commands of one kind (``tests/test_template_runs.py``)."""
+    import test_template_runs
+
+    return {f"sh -c, runs: {name}": ["sh", "-c", make(5000)]
+            for name, make in test_template_runs.RUN_SHAPES.items()}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--baseline", default="main")
@@ -87,8 +116,10 @@ def main() -> None:
     from fetchledger.identity.commands import command_locator
 
     shapes = dict(shapes_module._distinct_shapes(100_000))
+    shapes.update(_fed_shapes())
     if args.all:
         shapes.update(shapes_module.SHAPES)
+        shapes.update(_run_shapes())
     shapes = {name: argv for name, argv in shapes.items() if args.shape in name}
     calibration = shapes_module._distinct_shapes(100_000)["--token=V options"]
     with tempfile.TemporaryDirectory() as folder:

@@ -69,6 +69,7 @@ def _both(argv: list[str], script: str) -> tuple[list[object], list[object]]:
         patched.setattr(command_programs, "PLACED_BY_NAME", False)  # every `NAME:` special
         patched.setattr(command_programs, "SKIP_INERT", False)  # every word looked at
         patched.setattr(cs, "HOLES_ONLY", False)  # a bare template's words all written
+        patched.setattr(cs, "RUNS", False)  # each command of a run of one kind (session 9)
         slow = _every_way(argv, script)
     return fast, slow
 
@@ -204,6 +205,7 @@ def _by_kinds_both_ways(script: str) -> tuple[list[object], list[object]]:
         patched.setattr(command_programs, "PLACED_BY_NAME", False)
         patched.setattr(command_programs, "SKIP_INERT", False)
         patched.setattr(cs, "HOLES_ONLY", False)
+        patched.setattr(cs, "RUNS", False)
         slow = every_way()
     return fast, slow
 

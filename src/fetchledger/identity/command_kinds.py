@@ -32,6 +32,7 @@ from itertools import accumulate
 from typing import cast
 
 from .recorder import WORD_BREAK, Recorder
+from .runs import LEAST, Runs, digit_run
 from .secrets import Mark
 from .shapes import may_hold_shapes, redact_shapes
 
@@ -273,7 +274,8 @@ class DigitKinds:
         self._recorder = recorder
         self._few = few
         self._first: dict[tuple[str, ...], DigitTemplate | None] = {}
-        self._alike = self._tries = 0
+        self._alike = self._tries = self._signed = 0
+        self._signs: dict[tuple[str, ...], str] = {}
 
     def redact(self, words: Sequence[str], begin: int, end: int) -> list[str]:
         """``words`` (the script's words ``begin`` to ``end``: one simple command)
@@ -309,9 +311,36 @@ class DigitKinds:
         return shown
 
 
+    def run(self, runs: Runs, i: int, begin: int, n: int, cleans: list[str]) -> int:
+        """The commands from ``runs``' ``rich[i]`` on (its words from ``begin``, ``n`` of
+        them) that stand in a run of its kind and that its template takes (:func:`by_digits`),
+        redacted into ``cleans`` at once (:func:`.runs.digit_run`); how many (0: none,
+        or too few to be worth it)."""
+        kinds = self._kinds
+        if not isinstance(kinds, list) or not SINGLE:
+            return 0
+        kind = tuple(kinds[begin:begin + n])
+        first = self._first.get(kind)
+        if not isinstance(first, tuple) or first[5] is None:
+            return 0
+        if self._signed != len(self._first):  # each kind's template, told apart but for
+            self._signs = {kind: repr(template[:4] + template[5:])  # its first's words
+                           for kind, template in self._first.items()
+                           if isinstance(template, tuple) and template[5] is not None}
+            self._signed = len(self._first)
+        # (kinds of one template but for their first's words: those whose 0s stand
+        # elsewhere in their values, p000010 beside p000001, redacted alike)
+        k = runs.length_of_kinds(i, kinds, self._signs, self._signs[kind])
+        if k < LEAST:
+            return 0
+        k = digit_run(first, runs.values, cleans, self._found, self._recorder, begin, n, k)
+        self._alike += k
+        return k
+
+
 def redactor(values: Sequence[str], mark: object, found: list[str],
              rules: Callable[..., list[str]], depth: int, *, special: AbstractSet[str],
-             few: int) -> Callable[[Sequence[str], int, int], list[str]] | None:
+             few: int) -> DigitKinds | None:
     """How a simple command of a script (its words, where they stand in its ``values``)
     is redacted by its kind, in a script (of many commands) whose marks are recorded
     (:class:`DigitKinds`, ``special`` and ``few`` as there; ``rules(words, found, mark,
@@ -319,7 +348,7 @@ def redactor(values: Sequence[str], mark: object, found: list[str],
     if not ENABLED or not isinstance(mark, Recorder):
         return None
     return DigitKinds(values, mark, special, few, found, partial(
-        rules, found=found, mark=mark, depth=depth, shapes=False)).redact
+        rules, found=found, mark=mark, depth=depth, shapes=False))
 
 
 def shapes_marked(words: list[str], found: list[str], mark: Mark,

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import re
 import shlex
+from bisect import bisect_left
 from collections import deque
 from collections.abc import Callable, Collection, Sequence
 from functools import lru_cache, partial
@@ -75,9 +76,11 @@ from .quoted_values import redact_quoted_values as _redact_quoted_values
 from .recorder import MAX_NESTING as _MAX_NESTING
 from .recorder import WORD_BREAK as _WORD_BREAK
 from .recorder import Recorder, Unrendered
+from .runs import LEAST, Runs, bare_run
 from .secrets import (
     Mark,
     is_secret_name,
+    marks_of,
     plain_mark,
     redact_nested,
     redact_path_params,
@@ -478,8 +481,11 @@ def _may_hold_secret(word: str, previous: str | None) -> bool:
     if "=" not in word:
         return False
     name, _, value = word.partition("=")
-    return (is_secret_name(name) or any(c in value for c in "=&?;#'\"")
-            or any(c in name for c in "&?;#'\"[ "))
+    return is_secret_name(name) or _VALUE_MORE(value) is not None or _NAME_MORE(name) is not None
+
+
+_VALUE_MORE = re.compile("[=&?;#'\"]").search  # (what a value holding more pairs may hold)
+_NAME_MORE = re.compile("[&?;#'\"\\[ ]").search
 
 
 _FEW = 8  # values tested one by one before an automaton is built for them
@@ -496,7 +502,8 @@ def _scrub_marked(words: list[str], found: list[str], mark: Mark) -> list[str]:
     finder = cached_finder(tuple(forms))
     if joined.count(_WORD_BREAK) != len(words) - 1:
         return [finder.sub(w, lambda value: mark(forms[value])) for w in words]
-    return finder.sub(joined, lambda value: mark(forms[value])).split(_WORD_BREAK)
+    return finder.sub(joined, lambda value: mark(forms[value]), marks_of(mark, forms)
+                      ).split(_WORD_BREAK)
 
 
 def _quote(mark: Mark) -> Callable[[str], str]:
@@ -666,8 +673,11 @@ def _redact_commands(script: ScriptWords, found: list[str], mark: Mark, depth: i
     rules = partial(_redact_words, seen=seen)
     by_kind = redactor(values, mark, found, rules, depth, special=_DIGIT_WORDS,
                        few=_FEW_COMMANDS) if len(rich) > _FEW_COMMANDS else None
-    at = 0
-    for command in rich:
+    runs = Runs(values, starts, rich) if len(rich) > _FEW_COMMANDS and RUNS else None
+    kinds = list(map(holes.get, values, values)) if runs and holes else []  # (bare runs)
+    at = i = 0
+    while True:  # each command of `rich`, or a run of one kind at once (.runs)
+        command = rich[i]
         begin = starts[command]
         at = plain_words(at, begin) if need[at] < begin else at
         if command == commands:
@@ -676,6 +686,7 @@ def _redact_commands(script: ScriptWords, found: list[str], mark: Mark, depth: i
         words = values[begin:end]
         key = tuple(map(holes.get, words, words)) if holes else words
         template = templates.get(key, _UNSEEN) if key != words else None
+        ran = 0
         if template is _UNSEEN:  # the first of its kind: run, and keep what it shows
             mark_at = len(found)
             word_ends: list[int] = []
@@ -685,32 +696,26 @@ def _redact_commands(script: ScriptWords, found: list[str], mark: Mark, depth: i
                                            mark, _PLACED_WORDS)
             if len(templates) > _FEW_COMMANDS and len(templates) > reused:
                 holes = {}  # kinds seldom come again here (mysql -pV1 db, mysql -pV2 db)
-        elif template is not None:
-            reused += 1
-            shown, bare, values_found, marked_only = cast(BareTemplate, template)
-            if marked_only is not None and HOLES_ONLY:  # (its other words as they are)
-                for j in marked_only:
-                    cleans[begin + j] = mark(words[j])
-            else:
-                redacted = list(shown)
-                for j, marked in bare:
-                    redacted[j] = mark(words[j]) if marked else words[j]
-                cleans[begin:end] = redacted
-            for j, tail in values_found:
-                if j >= 0:
-                    found.append(words[j])
-                found.extend(tail)
+        elif template is not None:  # each command of a run of its kind at once, or this
+            ran = runs.length(i, kinds, key) if runs and kinds else 1
+            ran = ran if ran >= LEAST else 1
+            bare_run(cast(BareTemplate, template), values, cleans, found, mark, begin,
+                     end - begin, ran, holes_only=HOLES_ONLY)
+            reused += ran
+        elif by_kind is not None and runs is not None and (
+                ran := by_kind.run(runs, i, begin, end - begin, cleans)):
+            pass  # (a run of commands of one kind by their digits)
         else:  # as before when seen before, else by its kind (digits aside) or the rules
             again = done.get(words)
             if again is None:
                 mark_at = len(found)
-                again = done[words] = (by_kind(words, begin, end) if by_kind else rules(
+                again = done[words] = (by_kind.redact(words, begin, end) if by_kind else rules(
                     words, found, mark, depth, shapes=False), found[mark_at:])
             else:
                 found.extend(again[1])
             cleans[begin:end] = again[0]
-        while need[at] < end:
-            at += 1
+        i += max(ran, 1)
+        at = bisect_left(need, starts[rich[i - 1] + 1], at)  # (past the words of those)
     return cleans
 
 
@@ -727,6 +732,7 @@ _DIGIT_WORDS = frozenset(masked(word) for word in _NOT_BARE if any(c.isdigit() f
 _UNSEEN = object()
 _FEW_COMMANDS = 8
 HOLES_ONLY = True  # a bare template that changed only its values writes only them (tests)
+RUNS = True  # runs of commands of one kind at once (.runs; tests compare)
 def _plan(values: Sequence[str], starts: Sequence[int]
           ) -> tuple[list[int], list[int], dict[str, object]]:
     """The commands that hold a special word, in order; the words of the others that a

@@ -164,12 +164,26 @@ _KEYED = "keyed"  # NAME=VALUE lines, the values of secret-like names
 
 def _stdin_secrets(text: str, found: list[str]) -> None:
     seps = [m.start() for m in _SEPARATOR.finditer(text)]
-    for pipe in _PIPE.finditer(text):
-        at = pipe.start()
-        reader_text = _segment_after(text, at + 1, seps)
-        if not _STDIN_HINT.search(reader_text):
-            continue
-        how = _reader(_words(reader_text))
+    readers: dict[str, str | None] = {}  # how each reader's text reads (asked once each)
+
+    def read(reader_text: str) -> str | None:
+        if reader_text not in readers:
+            readers[reader_text] = _reader(_words(reader_text)) \
+                if _STDIN_HINT.search(reader_text) else None
+        return readers[reader_text]
+
+    pipes = [pipe.start() for pipe in _PIPE.finditer(text)]
+    echoed = _echoed(text, pipes, seps) if ECHOED and len(pipes) > _FEW else None
+    if echoed is not None:  # every pipe after `echo WORD`: its WORD fed, as below
+        for value, reader_text in echoed:
+            how = read(reader_text)
+            if how in (_LINE, _TWO) and value[0] != "$":
+                found.append(value)  # (one line, no expansion: all _add_lines would do)
+            elif how is not None:
+                _add_lines(value, how, found, text)
+        pipes = []
+    for at in pipes:
+        how = read(_segment_after(text, at + 1, seps))
         if how is None:
             continue
         for line in _fed_by_pipe(text, at, seps):
@@ -197,6 +211,33 @@ def _stdin_secrets(text: str, found: list[str]) -> None:
                     _add_lines(line, how, found, text)
     if "<<" in text:
         _heredoc_secrets(text, seps, found)
+
+
+# `echo WORD | READER` as the only command before its pipe: what _fed_by_pipe finds there
+# is WORD (one printer, the echo: a word of no quoting, option or separator, no printer in
+# it, maybe `$NAME`: then what the script assigns NAME), what follows the pipe up to the
+# next separator the reader's text
+_ECHOED = re.compile(r"(?:(?<![^;&|\n(){}])[ \t]+|(?<![^\n(]))echo[ \t]+"
+                     r"""((?:\$(?=[A-Za-z_]))?[^\s;&|<>()'"\\$`#{}-][^\s;&|<>()'"\\$`#{}]*)"""
+                     r"""[ \t]*(\|)(?![|&])"""
+                     r"([^;&|\n(){}]*)")
+ECHOED = True  # (tests turn it off: each pipe's printers looked for)
+
+
+def _echoed(text: str, pipes: Sequence[int], seps: Sequence[int]
+            ) -> list[tuple[str, str]] | None:
+    """Each pipe's WORD and reader's text when every pipe of ``text`` stands after an
+    ``echo WORD`` alone (:data:`_ECHOED`), else None: one C-level pass."""
+    i = bisect_left(seps, pipes[0]) - 1  # (the first pipe's command first: most scripts
+    if _ECHOED.match(text, seps[i] + 1 if i >= 0 else 0) is None:  # of other pipes end here)
+        return None
+    matches = list(_ECHOED.finditer(text))
+    if len(matches) != len(pipes) or [match.start(2) for match in matches] != pipes:
+        return None
+    words = [match.group(1) for match in matches]
+    if any("echo" in word or "printf" in word for word in set(words)):
+        return None  # (a printer in it: the last one prints)
+    return list(zip(words, [match.group(3) for match in matches], strict=True))
 
 
 def _segment_after(text: str, at: int, seps: Sequence[int]) -> str:
@@ -234,13 +275,23 @@ def _fed_by_pipe(text: str, at: int, seps: Sequence[int], depth: int = 0) -> lis
     if before.strip():
         # the last printer (`ssh host 'echo PW | sudo -S …'` seen from outside), maybe
         # a few separators back inside its quotes (printf 'KEY\nSECRET\n' | aws configure)
-        region = text[seps[i - _FEW] + 1 if i >= _FEW else 0:at]
-        starts = [printer.start(1) for printer in _PRINTER.finditer(region)]
-        for start in reversed(starts[-3:]):
-            piece = _through_pipes(region[start:])
-            shown = _printed(_words(piece)) if piece else []
-            if shown and shown != ["{}"]:  # (xargs -I{} echo {}: the input, further back)
-                return shown
+        low = seps[i - _FEW] + 1 if i >= _FEW else 0
+        region = text[low:at]
+        shown = None
+        if REGION_LAST and i >= 0:  # those of the command before the pipe first: the
+            # region's last three when three are there (no printer crosses a separator;
+            # the one before it is seen behind), else the region's whole
+            starts = [printer.start(1) - low
+                      for printer in _PRINTER.finditer(text, seps[i] + 1, at)]
+            shown = _last_printed(region, starts)
+            if shown is None and len(starts) < 3:
+                shown = _last_printed(region, [
+                    printer.start(1) for printer in _PRINTER.finditer(region)])
+        else:
+            shown = _last_printed(region, [
+                printer.start(1) for printer in _PRINTER.finditer(region)])
+        if shown is not None:
+            return shown
         if depth < _FEW and i >= 0 and _PIPE.match(text, seps[i]):  # a filter in between:
             return _fed_by_pipe(text, seps[i], seps, depth + 1)  # what it was fed, further back
         return []
@@ -271,6 +322,18 @@ def _through_pipes(piece: str) -> str:
 
 
 _NOT_PIPED = re.compile(r"[;&\n(){}]|\|\|")  # (a command after one of these gets no input)
+REGION_LAST = True  # (tests turn it off: every pipe's region scanned whole)
+
+
+def _last_printed(region: str, starts: Sequence[int]) -> list[str] | None:
+    """What the last of the printers at ``starts`` (the last three) prints, alone or
+    through the commands of its pipeline, or None when none prints a word."""
+    for start in reversed(starts[-3:]):
+        piece = _through_pipes(region[start:])
+        shown = _printed(_words(piece)) if piece else []
+        if shown and shown != ["{}"]:  # (xargs -I{} echo {}: the input, further back)
+            return shown
+    return None
 
 
 def _one_command(piece: str) -> bool:
@@ -461,6 +524,15 @@ def _heredoc_secrets(text: str, seps: Sequence[int], found: list[str]) -> None:
     A heredoc's body is skipped when looking for the next one, and an unterminated one
     holds the rest of the text (as in a shell): one pass."""
     done = 0
+    ends: dict[tuple[str, str], re.Pattern[str]] = {}  # (each kind of heredoc's end once)
+    readers: dict[tuple[str, ...], str | None] = {}  # (and each reader's words)
+
+    def read(words: list[str]) -> str | None:
+        key = tuple(words)
+        if key not in readers:
+            readers[key] = _reader(words)
+        return readers[key]
+
     for here in _HEREDOC.finditer(text):
         if here.start() < done:
             continue
@@ -470,15 +542,18 @@ def _heredoc_secrets(text: str, seps: Sequence[int], found: list[str]) -> None:
             return
         before = _words(_segment_before(text, here.start(), seps))
         rest_of_line = text[here.end():line_end]
-        how = _reader([*before, *_words(_segment_after(rest_of_line, 0, []))])
+        how = read([*before, *_words(_segment_after(rest_of_line, 0, []))])
         if how is None and _written_to_secret_file(
                 _segment_before(text, here.start(), seps) + rest_of_line):
             how = _LINE  # cat > ~/.pgpass <<EOF: every line written
         if how is None and before[:1] == ["cat"] and len(before) == 1 and "|" in rest_of_line:
-            how = _reader(_words(rest_of_line.split("|", 1)[1]))  # cat <<EOF | CMD
+            how = read(_words(rest_of_line.split("|", 1)[1]))  # cat <<EOF | CMD
         tabs = "\t*" if here.group(1) else ""
-        end = re.compile(rf"^{tabs}{re.escape(delimiter)}[ \t]*$", re.M).search(
-            text, line_end + 1)
+        pattern = ends.get((tabs, delimiter))
+        if pattern is None:
+            pattern = ends[tabs, delimiter] = re.compile(
+                rf"^{tabs}{re.escape(delimiter)}[ \t]*$", re.M)
+        end = pattern.search(text, line_end + 1)
         stop = end.start() if end else len(text)
         if how is not None:
             _add_lines(text[line_end + 1:stop], how, found, text)
@@ -610,7 +685,14 @@ _SQL = re.compile(
     r"""|(?<![\w$])(?:set_?)?password[ \t]*\([ \t]*[bru]?(?:'([^'\n]+)'|"([^"\n]+)")[ \t]*\)""")
 
 
+# What every match of _SQL holds (one of its words and a blank after it, or PASSWORD and its
+# parenthesis): looked for first, a scan several times cheaper than _SQL's where no SQL is
+_SQL_NEEDS = re.compile(r"(?i)(?:conn(?:ect)?|identified)[ \t]|password[ \t]*\(")
+
+
 def _sql_secrets(text: str, found: list[str]) -> None:
+    if _SQL_NEEDS.search(text) is None:
+        return
     for match in _SQL.finditer(text):
         value = next(group for group in match.groups() if group is not None)
         if "$" not in value:

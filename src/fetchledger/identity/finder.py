@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from functools import lru_cache
+from itertools import chain, islice
+from operator import itemgetter, le
 
 import ahocorasick
 
@@ -46,32 +48,50 @@ class Finder:
         self._alnum: Callable[[str], bool] = _ascii_alnum if ascii_words else str.isalnum
 
     def spans(self, text: str) -> list[tuple[int, int]]:
-        found = [span for form in self._long for span in _occurrences(text, form)]
-        if self._empty and not found:
+        found = self._found(text)
+        if not found:
             return []
-        for end, size in ([] if self._empty else self._automaton.iter(text)):
-            start, stop = end - size + 1, end + 1
-            if size < _ANYWHERE and ((start > 0 and (self._alnum(text[start - 1])
-                                                     or _mark_ends(text, start - 1)))
-                                     or (stop < len(text) and (self._alnum(text[stop])
-                                                               or _mark_starts(text, stop)))):
-                continue
-            found.append((start, stop))
-        found.sort(key=lambda span: (span[0], -span[1]))
+        found.sort(key=_STOP, reverse=True)  # (by start, the longest first: stable sorts)
+        found.sort(key=_START)
+        if all(map(le, map(_STOP, found), map(_START, islice(found, 1, None)))):
+            return found  # (mostly: none overlaps)
         chosen: list[tuple[int, int]] = []
         for start, stop in found:
             if not chosen or start >= chosen[-1][1]:
                 chosen.append((start, stop))
         return chosen
 
-    def sub(self, text: str, replacement: Callable[[str], str]) -> str:
-        pieces: list[str] = []
-        last = 0
-        for start, stop in self.spans(text):
-            pieces.extend((text[last:start], replacement(text[start:stop])))
-            last = stop
-        pieces.append(text[last:])
-        return "".join(pieces) if last else text
+    def _found(self, text: str) -> list[tuple[int, int]]:
+        """Every occurrence (the short ones standing alone), unsorted, maybe overlapping."""
+        found = [span for form in self._long for span in _occurrences(text, form)]
+        if self._empty:
+            return found
+        alnum, last, add = self._alnum, len(text) - 1, found.append
+        for end, size in self._automaton.iter(text):
+            start = end - size + 1
+            if size < _ANYWHERE and ((start and (alnum(text[start - 1])
+                                                 or _mark_ends(text, start - 1)))
+                                     or (end < last and (alnum(text[end + 1])
+                                                         or _mark_starts(text, end + 1)))):
+                continue
+            add((start, end + 1))
+        return found
+
+    def sub(self, text: str, replacement: Callable[[str], str],
+            many: Callable[[list[str]], list[str]] | None = None) -> str:
+        """``text`` with each occurrence replaced by ``replacement`` of it (``many``:
+        the replacements of all of them at once, in order)."""
+        spans = self.spans(text)
+        if not spans:
+            return text
+        cuts = [0, *chain.from_iterable(spans), len(text)]
+        kept = list(map(text.__getitem__, map(slice, cuts[0::2], cuts[1::2])))
+        hits = list(map(text.__getitem__, map(slice, cuts[1:-1:2], cuts[2:-1:2])))
+        replaced = many(hits) if many is not None else list(map(replacement, hits))
+        return "".join(chain.from_iterable(zip(kept, replaced, strict=False))) + kept[-1]
+
+
+_START, _STOP = itemgetter(0), itemgetter(1)
 
 
 # A value recorded while a command line is redacted once for two marks stands in the

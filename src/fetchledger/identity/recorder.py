@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Collection, Sequence
+from itertools import filterfalse
 from typing import cast
 
 from .secrets import REDACTED, Mark, plain_mark
@@ -76,6 +77,20 @@ class Recorder:
             slot = self._slots[value] = f"\0\x03{chr(0xF0000 + len(self.values))}\0"
             self.values.append(value)
         return slot
+
+    def record_many(self, values: Sequence[str]) -> list[str]:
+        """The slots of ``values``, as one call each in turn gives them (in C: no call,
+        no look-up in Python for each value of a run of commands, :mod:`.runs`)."""
+        slots = self._slots
+        new = list(filterfalse(slots.__contains__, dict.fromkeys(values)))
+        if new:
+            if len(self.values) + len(new) > _SLOTS:
+                raise Unrendered  # more distinct values than slots (as one by one)
+            first = 0xF0000 + len(self.values)
+            slots.update(zip(new, [f"\0\x03{slot}\0" for slot in map(
+                chr, range(first, first + len(new)))], strict=True))
+            self.values.extend(new)
+        return list(map(slots.__getitem__, values))
 
     @staticmethod
     def quote(word: str) -> str:

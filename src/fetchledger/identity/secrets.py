@@ -718,7 +718,15 @@ def scrub(text: str, secrets: Iterable[str], mark: Mark | None = None) -> str:
     forms = spelled_forms(secrets)
     if not forms or (len(forms) <= 8 and not any(form in text for form in forms)):
         return text  # (a few values found nowhere: no automaton to build)
-    return cached_finder(tuple(forms)).sub(text, lambda found: mark(forms[found]))
+    return cached_finder(tuple(forms)).sub(text, lambda found: mark(forms[found]),
+                                           marks_of(mark, forms))
+
+
+def marks_of(mark: Mark, forms: dict[str, str]) -> Callable[[list[str]], list[str]] | None:
+    """The marks of the values of many of ``forms`` at once, when ``mark`` records them
+    (:meth:`.recorder.Recorder.record_many`: no Python call per value), else None."""
+    record = getattr(mark, "record_many", None)
+    return None if record is None else lambda found: record(list(map(forms.__getitem__, found)))
 
 
 def scrub_bytes(data: bytes, secrets: Sequence[str]) -> bytes:
