@@ -174,6 +174,8 @@ LEAVERS = {
     "setsid": ["--shell", "--", "setsid sleep 309 & sleep 310; wait"],
     "double-fork": ["--shell", "--",
                     f"{shlex.quote(sys.executable)} -c {shlex.quote(DAEMON)}; sleep 311"],
+    # job control: each background job leads a process group of its own
+    "job-control": ["--", "bash", "-c", "set -m; sleep 316 & sleep 317 & wait"],
 }
 
 
@@ -194,7 +196,8 @@ def test_a_process_that_left_the_group_dies_with_fetchledger(tmp_path: Path, how
     "setsid sleep 313 >/dev/null 2>&1 & echo started",
     "nohup sleep 314 >/dev/null 2>&1 & echo started",
     f"{shlex.quote(sys.executable)} -c {shlex.quote(DAEMON)}; echo started",
-], ids=["background", "setsid", "nohup", "double-fork"])
+    "set -m; sleep 318 >/dev/null 2>&1 & echo started",
+], ids=["background", "setsid", "nohup", "double-fork", "job-control"])
 def test_a_run_that_ended_leaves_nothing_running(tmp_path: Path, script: str) -> None:
     """A command that exits leaving a background process, in its group or not, holding
     its output or not: once `run` has returned, nothing it started is left running."""
