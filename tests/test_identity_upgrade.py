@@ -98,7 +98,7 @@ def test_an_old_ledger_keeps_its_ids_and_finds_them_under_the_new_identity(
         ("0007_secret_rules",), ("0008_reading",), ("0010_credentials_not_identity",),
         ("0011_nested_secrets",), ("0012_secret_shapes",), ("0014_shell_quoting",),
         ("0016_more_secret_options",), ("0017_more_secret_forms",), ("0020_fed_secrets",),
-        ("0022_held_out_secrets",)]
+        ("0022_held_out_secrets",), ("0023_stray_percent",)]
     assert rows(path, "PRAGMA integrity_check") == [("ok",)]
 
 
@@ -408,3 +408,31 @@ def _commands_found_again(folder: Path, ledger_path: LedgerLocation, migration: 
                               ("alias", "locator"), ("version", "meta")):
             for (stored,) in rows(ledger_path, f"SELECT {column} FROM {table}"):
                 assert value not in str(stored), (table, column, stored)
+
+
+@pytest.mark.both_backends
+def test_a_ledger_that_held_stray_percents_keeps_its_ids(
+        tmp_path: Path, ledger_path: LedgerLocation) -> None:
+    """Before issue 13's fourth pass a stray ``%`` stayed as written (``/50%``) and the
+    escapes after one were decoded (``/%b%41`` stored as ``/%bA``, which a second pass
+    made ``/%BA``); migration 0021 finds each such source again under its old id, a real
+    escape (``/%1A``) keeps its own, and every locator is its own normal form."""
+    old = [("https://example.org/50%", "https://example.org/50%"),
+           ("https://example.org/%bA", "https://example.org/%b%41"),
+           ("https://example.org/p?q=%zz", "https://example.org/p?q=%zz"),
+           ("https://example.org/%1A", "https://example.org/%1a"),
+           ("GET https://example.org/api/%Ax", "https://example.org/api/%%41x")]
+    with Ledger(ledger_path) as ledger:
+        key = ledger.identity_key
+        for locator, _ in old:
+            kind = "http" if locator.startswith("GET ") else "web"
+            ledger.register(Document(kind=kind, locator=locator, display=locator,  # type: ignore[arg-type]
+                                     text="The stored text of a page.", raw=b"r", meta={}))
+    rows(ledger_path, "DELETE FROM migration WHERE name = '0023_stray_percent'")
+    with Ledger(ledger_path) as ledger:
+        for n, (_, fetched) in enumerate(old[:4], start=1):
+            found = ledger.source_for(url_identity(fetched, key))
+            assert found is not None and found.id == n, (fetched, found)
+            assert url_identity(found.locator, key) == found.locator
+        assert ledger.source(5).locator == "GET " + url_identity(old[4][1], key)
+        assert len(ledger.sources()) == len(old)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import socket
 import subprocess
 import sys
@@ -21,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from pdfgen import fanout_pdf
-from procs import SIGNALS, Run
+from procs import GONE_WITHIN, SIGNALS, Run, marked, wait_for
 
 
 @pytest.mark.parametrize("how", SIGNALS)
@@ -157,3 +158,65 @@ def test_the_mcp_server_leaves_no_sandbox_mid_read_file(tmp_path: Path, how: str
     run.call_mcp_tool("read_file", {"path": str(pdf)}, "lifetimes")
     run.started(2, "the PDF sandbox")
     run.kill_and_check(how, "mcp, mid read_file of a slow PDF")
+
+
+# --- issue 13, fourth pass: processes that leave the command's process group or session ---
+
+# A daemon's double fork: the first child leaves for a session of its own and forks the
+# one that stays; both parents exit at once, so the last one is nobody's child but PID 1's.
+DAEMON = ("import os, time\n"
+          "if os.fork(): os._exit(0)\n"
+          "os.setsid()\n"
+          "if os.fork(): os._exit(0)\n"
+          "os.closerange(0, 3)\n"
+          "time.sleep(308)\n")
+LEAVERS = {
+    "setsid": ["--shell", "--", "setsid sleep 309 & sleep 310; wait"],
+    "double-fork": ["--shell", "--",
+                    f"{shlex.quote(sys.executable)} -c {shlex.quote(DAEMON)}; sleep 311"],
+    # job control: each background job leads a process group of its own
+    "job-control": ["--", "bash", "-c", "set -m; sleep 316 & sleep 317 & wait"],
+}
+
+
+@pytest.mark.parametrize("how", SIGNALS)
+@pytest.mark.parametrize("leaver", sorted(LEAVERS))
+def test_a_process_that_left_the_group_dies_with_fetchledger(tmp_path: Path, how: str,
+                                                             leaver: str) -> None:
+    """`setsid` and a daemon's double fork put a process beyond the command's process
+    group (and session): killing the group missed it, and it ran on under PID 1."""
+    run = Run(["run", *LEAVERS[leaver]], tmp_path, stdout=subprocess.DEVNULL,
+              stderr=subprocess.DEVNULL)
+    run.started(4, "the command")
+    run.kill_and_check(how, f"run, a process that left the group ({leaver})")
+
+
+@pytest.mark.parametrize("script", [
+    "sleep 312 >/dev/null 2>&1 & echo started",
+    "setsid sleep 313 >/dev/null 2>&1 & echo started",
+    "nohup sleep 314 >/dev/null 2>&1 & echo started",
+    f"{shlex.quote(sys.executable)} -c {shlex.quote(DAEMON)}; echo started",
+    "set -m; sleep 318 >/dev/null 2>&1 & echo started",
+], ids=["background", "setsid", "nohup", "double-fork", "job-control"])
+def test_a_run_that_ended_leaves_nothing_running(tmp_path: Path, script: str) -> None:
+    """A command that exits leaving a background process, in its group or not, holding
+    its output or not: once `run` has returned, nothing it started is left running."""
+    run = Run(["run", "--shell", "--", script], tmp_path, stdout=subprocess.PIPE,
+              stderr=subprocess.DEVNULL)
+    out, _ = run.process.communicate(timeout=30)
+    assert run.process.returncode == 0 and b'"started"' in out
+    took = wait_for(lambda: not marked(run.mark), GONE_WITHIN)  # the reaper exits too
+    left = [Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ")[:80]
+            for pid in marked(run.mark)]
+    for pid in marked(run.mark):
+        os.kill(pid, 9)
+    assert took is not None, f"{len(left)} processes outlived the run: {left}"
+
+
+@pytest.mark.parametrize("how", ["stdin", "SIGTERM", "SIGKILL"])
+def test_the_mcp_server_leaves_no_setsid_child_mid_run_command(tmp_path: Path, how: str) -> None:
+    run = Run(["mcp", "--allow-command", "setsid"], tmp_path, stdin=subprocess.PIPE,
+              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    run.call_mcp_tool("run_command", {"argv": ["setsid", "-f", "sleep", "315"]}, "lifetimes")
+    run.started(3, "run_command")
+    run.kill_and_check(how, "mcp, mid run_command of a process that left the group")

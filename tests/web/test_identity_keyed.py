@@ -261,3 +261,45 @@ def test_every_spelling_of_one_resource_is_one_identity(case: tuple[str, str]) -
     canonical, url = case
     assert url_identity(url, KEY) == url_identity(canonical, KEY), (url, canonical)
     assert url_identity(url_identity(url, KEY), KEY) == url_identity(url, KEY)
+
+
+# --- issue 13, fourth pass: a stray `%` beside escapes that decode to hex digits ------------
+
+
+@pytest.mark.parametrize(("given_url", "canonical"), [
+    # decoding %41 (A) after a stray % must not make a new escape (%bA, then %BA)
+    ("http://example.com/%b%41", "http://example.com/%25bA"),
+    ("http://example.com/%%41a", "http://example.com/%25Aa"),
+    ("http://example.com/%%32%65", "http://example.com/%252e"),  # never a dot segment
+    ("http://example.com/a/%%32%65%%32%65/b", "http://example.com/a/%252e%252e/b"),
+    ("http://example.com/p?q=%b%41", "http://example.com/p?q=%25bA"),
+    ("http://example.com/%", "http://example.com/%25"),
+    ("http://example.com/%zz", "http://example.com/%25zz"),
+    ("http://example.com/50%", "http://example.com/50%25"),
+    ("http://example.com/%2", "http://example.com/%252"),
+])
+def test_a_stray_percent_is_escaped_so_normalizing_twice_changes_nothing(
+        given_url: str, canonical: str) -> None:
+    """A `%` not followed by two hex digits is escaped (`%25`, as RFC 3986 requires of a
+    literal `%`): otherwise decoding `%41` after `%b` made `%bA`, which a second pass
+    spelled `%BA` — the locator people see named a second identity."""
+    assert normalize_url(given_url) == canonical
+    assert normalize_url(canonical) == canonical
+    assert url_identity(given_url, KEY) == url_identity(canonical, KEY)
+    assert url_identity(url_identity(given_url, KEY), KEY) == url_identity(given_url, KEY)
+
+
+_STRAY = st.lists(st.sampled_from(["%", "%b", "%41", "%4", "%2e", "%32", "%65", "a", "/", "..",
+                                   "%%", "%25", "%c3", "%A9", "z"]), min_size=1, max_size=8)
+
+
+@settings(max_examples=300, deadline=None)
+@given(path=_STRAY, query=_STRAY)
+def test_normalization_is_idempotent_with_stray_percents(path: list[str], query: list[str]) -> None:
+    url = f"http://example.com/{''.join(path)}?q={''.join(query)}"
+    try:
+        once = normalize_url(url)
+    except InvalidURL:
+        return
+    assert normalize_url(once) == once
+    assert url_identity(url_identity(url, KEY), KEY) == url_identity(url, KEY)

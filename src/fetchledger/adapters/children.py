@@ -196,6 +196,9 @@ class Child:
     pid: int
     group: bool = False
     process: subprocess.Popen[bytes] | None = field(default=None, compare=False)
+    # a supervisor (:mod:`.supervised`): our end of its lifeline; a byte written there
+    # makes it kill everything below it and exit, which is how it is killed
+    lifeline: int | None = field(default=None, compare=False)
 
     @classmethod
     def of(cls, process: subprocess.Popen[bytes], *, group: bool = False) -> Child:
@@ -220,6 +223,11 @@ class Child:
         group outlives its reaped leader, and Linux gives no new process the id of a
         group still in use); a lone child its Popen has reaped is left alone (its pid
         may be another process's by then)."""
+        if self.lifeline is not None:
+            if self.process is None or self.process.returncode is None:
+                with contextlib.suppress(OSError):  # gone already: nothing to end
+                    os.write(self.lifeline, b"k")
+            return
         if self.group:
             with contextlib.suppress(ProcessLookupError, PermissionError, AttributeError):
                 os.killpg(self.pid, signal.SIGKILL)
@@ -229,6 +237,15 @@ class Child:
         with contextlib.suppress(ProcessLookupError):
             os.kill(self.pid, signal.SIGKILL)
 
+    def _force(self) -> None:
+        """Kill it past its grace: a supervisor that has not ended by itself is SIGKILLed
+        (its command's group is tied to the reaper all the same)."""
+        if self.lifeline is None:
+            self.kill()
+        else:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, signal.SIGKILL)
+
     def reap(self, grace: float = 1.0) -> int:
         """Wait for it to exit; one still running after ``grace`` seconds is killed.
         Returns its exit code, or minus the signal that ended it (as Popen does)."""
@@ -237,7 +254,7 @@ class Child:
                 try:
                     return self.process.wait(timeout=grace)
                 except subprocess.TimeoutExpired:
-                    self.kill()
+                    self._force()
                     return self.process.wait()
             pause, deadline = 0.0002, time.monotonic() + grace
             while time.monotonic() < deadline:
@@ -246,7 +263,7 @@ class Child:
                     return os.waitstatus_to_exitcode(status)
                 time.sleep(pause)
                 pause = min(pause * 2, 0.02)
-            self.kill()
+            self._force()
             return os.waitstatus_to_exitcode(os.waitpid(self.pid, 0)[1])
         finally:
             self.reaped()

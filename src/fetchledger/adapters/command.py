@@ -50,6 +50,7 @@ from ..identity.secrets import scrub_bytes
 from ..text.normalize import clean_lines, looks_binary, one_line, text_extractor_version
 from .children import Child, start_reaper
 from .protocol import CommandInput, PipedInput
+from .supervised import Supervised, SupervisorUnavailable
 
 __all__ = ["CommandAdapter", "CommandOutput", "PipedAdapter", "decode_output", "output_text",
            "read_output"]
@@ -195,17 +196,18 @@ def execute(
     max_output: int,
     name: str,
 ) -> CommandOutput:
-    """Run the command; kill its whole process group on timeout or past the cap."""
+    """Run the command under its supervisor (:mod:`.supervised`: nothing it starts
+    outlives the run, even in another session); kill everything it started on timeout
+    or past the cap."""
     started = time.monotonic()
     deadline = started + timeout
-    start_reaper()  # before the group exists: it is tied the moment it does
+    command = ["/bin/sh", "-c", " ".join(argv)] if shell else list(argv)
     try:
-        process = subprocess.Popen(
-            " ".join(argv) if shell else list(argv), shell=shell, cwd=cwd,
-            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT if merge_stderr else subprocess.PIPE,
-            start_new_session=True,
-        )
+        try:
+            running: Supervised | _Direct = Supervised.start(
+                command, cwd=cwd, merge_stderr=merge_stderr, started_by=deadline)
+        except SupervisorUnavailable:
+            running = _Direct.start(command, cwd=cwd, merge_stderr=merge_stderr)
     except FileNotFoundError as exc:
         raise CommandFailed(f"command not found: {name}",
                             hint="check the name and PATH, or pass --shell") from exc
@@ -213,30 +215,58 @@ def execute(
         raise CommandFailed(f"permission denied: cannot execute {name}") from exc
     except OSError as exc:
         raise CommandFailed(f"cannot start {name}: {exc.strerror or exc}") from exc
-    child = Child.of(process, group=True)
     try:
-        output, stderr_tail, lingered = _collect(process, child, deadline, timeout, max_output)
+        output, stderr_tail, lingered = _collect(running, deadline, timeout, max_output)
         remaining = max(0.0, deadline - time.monotonic())
         try:
-            code = process.wait(timeout=remaining)
+            code = running.wait(timeout=remaining)
         except subprocess.TimeoutExpired:
-            child.kill()
+            running.kill()
             raise RetrievalTimeout(
                 f"the command ran past its timeout of {timeout:g} s and was killed "
                 "(with its process group)") from None
     finally:
-        if process.returncode is None:
-            child.kill()
-        child.reap()
-        for stream in (process.stdout, process.stderr):
-            if stream is not None:
-                stream.close()
+        running.finish()
     return CommandOutput(output, code, time.monotonic() - started, stderr_tail, lingered)
 
 
+class _Direct:
+    """The command as a plain process group (where no supervisor can run): what it
+    leaves in another session is not seen."""
+
+    def __init__(self, process: subprocess.Popen[bytes]) -> None:
+        self.process = process
+        self.child = Child.of(process, group=True)
+        self.stdout, self.stderr = process.stdout, process.stderr
+
+    @classmethod
+    def start(cls, command: list[str], *, cwd: str, merge_stderr: bool) -> _Direct:
+        start_reaper()  # before the group exists: it is tied the moment it does
+        return cls(subprocess.Popen(
+            command, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT if merge_stderr else subprocess.PIPE,
+            start_new_session=True))
+
+    def poll(self) -> int | None:
+        return self.process.poll()
+
+    def wait(self, timeout: float) -> int:
+        return self.process.wait(timeout=timeout)
+
+    def kill(self) -> None:
+        self.child.kill()
+
+    def finish(self) -> None:
+        if self.process.returncode is None:
+            self.child.kill()
+        self.child.reap()
+        for stream in (self.process.stdout, self.process.stderr):
+            if stream is not None:
+                stream.close()
+
+
 def _collect(
-    process: subprocess.Popen[bytes], child: Child, deadline: float, timeout: float,
-    max_output: int,
+    running: Supervised | _Direct, deadline: float, timeout: float, max_output: int,
 ) -> tuple[bytes, bytes, bool]:
     """Read stdout (and stderr) until both close; enforce the deadline and the cap."""
     output = bytearray()
@@ -244,20 +274,20 @@ def _collect(
     exited_at: float | None = None
     lingered = False
     with selectors.DefaultSelector() as selector:
-        for stream in (process.stdout, process.stderr):
+        for stream in (running.stdout, running.stderr):
             if stream is not None:
-                selector.register(stream.fileno(), selectors.EVENT_READ, stream is process.stdout)
+                selector.register(stream.fileno(), selectors.EVENT_READ, stream is running.stdout)
         while selector.get_map():
             now = time.monotonic()
             if now >= deadline:
-                child.kill()
+                running.kill()
                 raise RetrievalTimeout(
                     f"the command ran past its timeout of {timeout:g} s and was killed "
                     "(with its process group)")
-            if exited_at is None and process.poll() is not None:
+            if exited_at is None and running.poll() is not None:
                 exited_at = now
             if exited_at is not None and now - exited_at >= LINGER_GRACE:
-                child.kill()  # grandchildren still hold the output open
+                running.kill()  # grandchildren still hold the output open
                 lingered = True
                 break
             wait = min(deadline - now, 0.1 if exited_at is None else LINGER_GRACE)
@@ -268,7 +298,7 @@ def _collect(
                 elif key.data:
                     output += chunk
                     if len(output) > max_output:
-                        child.kill()
+                        running.kill()
                         raise TooLarge(f"the command's output passed the cap of "
                                        f"{max_output:,} bytes (it was killed)")
                 else:

@@ -19,6 +19,7 @@ plan is pure (rows in, changes out), so every backend applies the same one:
 
 from __future__ import annotations
 
+import re
 import shlex
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -91,14 +92,20 @@ def upgraded_display(kind: str, display: str) -> str:
     return _rewritten(kind, display, normalize_url, None)
 
 
+# Before issue 13's fourth pass a stray ``%`` stayed as it was while the escapes after it
+# were decoded: ``%b%41`` was stored as ``%bA``. Every real escape was uppercased, so an
+# escape of a stored URL with a lowercase hex digit began with a stray ``%``.
+_OLD_STRAY = re.compile(r"%(?=[0-9a-f][a-f]|[a-f][0-9A-F])")
+
+
 def _rewritten(kind: str, text: str, url_form: Any, mark: Mark | None) -> str:
     try:
         if kind == "web":
-            return str(url_form(text))
+            return str(url_form(_OLD_STRAY.sub("%25", text)))
         if kind == "http":
             method, _, rest = text.partition(" ")
             url, body, digest = rest.partition(" body:")
-            return f"{method} {url_form(url)}{body}{digest}"
+            return f"{method} {url_form(_OLD_STRAY.sub('%25', url))}{body}{digest}"
     except InvalidURL:
         return text  # not a URL today (a malformed host): left as it was
     if kind == "command":

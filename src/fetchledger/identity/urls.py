@@ -11,7 +11,8 @@ own random key, never the value).
 - Web page (and any GET without a body): the normalized URL — lowercase
   scheme and host, default port dropped, escapes of unreserved characters
   decoded (then dot segments resolved, so ``/a/%2e%2e/b`` is ``/b`` and a
-  trailing ``..`` keeps its slash), other escapes uppercased, fragment
+  trailing ``..`` keeps its slash), other escapes uppercased, a stray ``%``
+  escaped (``%25``), fragment
   dropped, tracking parameters (``utm_*``, ``fbclid``, ``gclid``, ...) dropped,
   the rest of the query kept in order; a secret path parameter's value
   (``/a;jsessionid=V``) is marked like a secret query value. User-info is a credential, not
@@ -254,12 +255,17 @@ def _is_tracking(name: str) -> bool:
 
 
 _UNRESERVED = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
-_ESCAPE = re.compile(r"%([0-9A-Fa-f]{2})")
+_ESCAPE = re.compile(r"%([0-9A-Fa-f]{2})?")
 
 
 def _normalize_escapes(text: str) -> str:
-    """Decode escapes of unreserved characters, uppercase the others (RFC 3986 §6.2.2)."""
+    """Decode escapes of unreserved characters, uppercase the others (RFC 3986 §6.2.2),
+    and escape a stray ``%`` (one not followed by two hex digits) as ``%25``: left as it
+    was, decoding ``%41`` after ``%b`` would make a new escape ``%bA`` (and ``%%32%65``
+    a ``%2e``), so normalizing twice would not give the same URL."""
     def fix(match: re.Match[str]) -> str:
+        if match.group(1) is None:
+            return "%25"
         byte = int(match.group(1), 16)
         return chr(byte) if byte in _UNRESERVED else f"%{match.group(1).upper()}"
     return _ESCAPE.sub(fix, text)

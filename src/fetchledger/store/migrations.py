@@ -228,6 +228,14 @@ def _held_out_secrets(db: sqlite3.Connection) -> None:
     _reidentify(db)
 
 
+def _stray_percent(db: sqlite3.Connection) -> None:
+    """Identities and displays brought under issue 13's fourth pass: a stray ``%`` of a
+    URL (one not followed by two hex digits: ``/50%``, ``/%zz``, ``/%b%41``) is escaped
+    as ``%25``, so normalizing a normalized URL changes nothing: such a source is found
+    again under its old id."""
+    _reidentify(db)
+
+
 def _reidentify(db: sqlite3.Connection, key: bytes | None = None) -> None:
     """Every stored identity, display, attempt locator and URL of version metadata
     under today's rules (:mod:`fetchledger.identity.upgrade`), with ``key`` or else the
@@ -341,6 +349,7 @@ MIGRATIONS: tuple[tuple[str, Callable[[sqlite3.Connection], None]], ...] = (
     ("0017_more_secret_forms", _more_secret_forms),
     ("0020_fed_secrets", _fed_secrets),
     ("0022_held_out_secrets", _held_out_secrets),
+    ("0023_stray_percent", _stray_percent),
 )
 
 
@@ -638,4 +647,5 @@ POSTGRES_MIGRATIONS: tuple[tuple[str, Callable[[PgConnection], None]], ...] = (
     ("0020_fed_secrets", _postgres_nested_secrets),  # the same re-identification again
     ("0021_fewer_checks", _postgres_fewer_checks),
     ("0022_held_out_secrets", _postgres_nested_secrets),  # the same again
+    ("0023_stray_percent", _postgres_nested_secrets),  # and again
 )
