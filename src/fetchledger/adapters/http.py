@@ -18,10 +18,10 @@ from ..config import Limits
 from ..document import Document
 from ..errors import EmptyContent
 from ..identity import Identity
+from ..identity.echoed import scrub_secrets
 from ..identity.secrets import (
     redact_header,
     request_secrets,
-    scrub_secrets,
     secret_forms,
 )
 from ..identity.urls import http_identity, http_locator

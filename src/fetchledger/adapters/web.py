@@ -38,7 +38,8 @@ from ..config import Limits
 from ..document import Document
 from ..errors import CorruptContent, EmptyContent, InvalidArgument, InvalidURL, UnsupportedType
 from ..identity import Identity
-from ..identity.secrets import is_secret_name, redact_header, request_secrets, scrub_secrets
+from ..identity.echoed import scrub_secrets
+from ..identity.secrets import is_secret_name, redact_header, request_secrets
 from ..identity.urls import normalize_url, parse_http_url, redact_url, url_identity
 from ..net.client import Exchange, HTTPClient, HTTPRequest, HTTPResponse
 from ..net.robots import RobotsCache

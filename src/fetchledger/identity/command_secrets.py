@@ -75,7 +75,7 @@ from .quoted_values import quoted_values_found, sql_password
 from .quoted_values import redact_quoted_values as _redact_quoted_values
 from .recorder import MAX_NESTING as _MAX_NESTING
 from .recorder import WORD_BREAK as _WORD_BREAK
-from .recorder import Recorder, Unrendered
+from .recorder import Recorder, Unrendered, redacted_each
 from .runs import LEAST, Runs, bare_run
 from .secrets import (
     Mark,
@@ -301,34 +301,7 @@ def redact_argv_each(argv: Sequence[str], marks: Sequence[Mark],
     def redact(mark: Mark, found: list[str]) -> list[str]:
         return _scrub_marked(_redact_words(list(argv), found, mark, depth=0), found, mark)
 
-    return _each(redact, marks, secrets, recordable=not any("\0" in word for word in argv))
-
-
-def _each(redact: Callable[[Mark, list[str]], list[str]], marks: Sequence[Mark],
-          secrets: list[str] | None, *, recordable: bool = True) -> list[list[str]]:
-    """``redact`` rendered with each mark: run once with a :class:`Recorder`; run per
-    mark when the input holds a NUL (a slot's first character) or that fails (more
-    distinct values than slots, a value that does not render)."""
-    found = secrets if secrets is not None else []
-    recorder = Recorder()
-    recorded: list[str] = []
-    try:
-        if not recordable:
-            raise Unrendered
-        words = redact(recorder, recorded)
-        each = [recorder.render_words(words, mark) for mark in marks]
-        values: list[str | None] = list(recorded) if "\0" not in "".join(recorded) else [
-            recorder.render(value, plain_mark) for value in recorded]
-    except Unrendered:
-        each, values = [None], [None]
-    rendered = [words for words in each if words is not None]
-    shown = [value for value in values if value is not None]
-    if len(rendered) < len(marks) or len(shown) < len(values):
-        shown = []
-        redact(plain_mark, shown)
-        rendered = [redact(mark, []) for mark in marks]
-    found.extend(shown)
-    return rendered
+    return redacted_each(redact, marks, secrets, recordable=not any("\0" in word for word in argv))
 
 
 def _redact_words(words: Sequence[str], found: list[str], mark: Mark, depth: int,
@@ -523,7 +496,7 @@ def redact_command_text_each(text: str, marks: Sequence[Mark],
     """:func:`redact_command_text` with each of ``marks``: the rules run once."""
     if not _could_hold_secrets(text):
         return [text for _ in marks]
-    each = _each(lambda mark, found: [_redact_script(text, found, mark, depth=0)], marks,
+    each = redacted_each(lambda mark, found: [_redact_script(text, found, mark, depth=0)], marks,
                  secrets, recordable="\0" not in text)
     return [words[0] for words in each]
 
@@ -733,6 +706,8 @@ _UNSEEN = object()
 _FEW_COMMANDS = 8
 HOLES_ONLY = True  # a bare template that changed only its values writes only them (tests)
 RUNS = True  # runs of commands of one kind at once (.runs; tests compare)
+
+
 def _plan(values: Sequence[str], starts: Sequence[int]
           ) -> tuple[list[int], list[int], dict[str, object]]:
     """The commands that hold a special word, in order; the words of the others that a

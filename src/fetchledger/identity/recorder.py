@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from itertools import filterfalse
 from typing import cast
 
 from .secrets import REDACTED, Mark, plain_mark
 
-__all__ = ["MAX_NESTING", "WORD_BREAK", "Recorder", "Unrendered"]
+__all__ = ["MAX_NESTING", "WORD_BREAK", "Recorder", "Unrendered", "redacted_each"]
 
 MAX_NESTING = 4  # sh -c "bash -c '...'" levels redacted word by word
 
@@ -169,3 +169,31 @@ class Recorder:
     def render_words(self, words: Sequence[str], mark: Mark) -> list[str] | None:
         joined = self.render(WORD_BREAK.join(words), mark)
         return None if joined is None else joined.split(WORD_BREAK)
+
+
+def redacted_each(redact: Callable[[Mark, list[str]], list[str]], marks: Sequence[Mark],
+          secrets: list[str] | None, *, recordable: bool = True) -> list[list[str]]:
+    """``redact`` (a redaction appending the values it finds) rendered with each mark:
+    run once with a :class:`Recorder`; run per mark when the input holds a NUL (a slot's
+    first character) or that fails (more distinct values than slots, a value that does
+    not render)."""
+    found = secrets if secrets is not None else []
+    recorder = Recorder()
+    recorded: list[str] = []
+    try:
+        if not recordable:
+            raise Unrendered
+        words = redact(recorder, recorded)
+        each = [recorder.render_words(words, mark) for mark in marks]
+        values: list[str | None] = list(recorded) if "\0" not in "".join(recorded) else [
+            recorder.render(value, plain_mark) for value in recorded]
+    except Unrendered:
+        each, values = [None], [None]
+    rendered = [words for words in each if words is not None]
+    shown = [value for value in values if value is not None]
+    if len(rendered) < len(marks) or len(shown) < len(values):
+        shown = []
+        redact(plain_mark, shown)
+        rendered = [redact(mark, []) for mark in marks]
+    found.extend(shown)
+    return rendered

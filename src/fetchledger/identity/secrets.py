@@ -22,8 +22,8 @@ key/token/secret/password/signature. Where one was, a ``REDACTED`` mark stays.
   in a source's identity (an HMAC of the value under the ledger's key, so two
   different values stay two sources while both display as ``REDACTED``);
 - what was fetched: :func:`scrub`, :func:`scrub_bytes` and
-  :func:`scrub_secrets` (a whole Document, page offsets kept), for responses
-  and command output that echo a secret back.
+  :func:`.echoed.scrub_secrets` (a whole Document, page offsets kept), for
+  responses and command output that echo a secret back.
 
 Every rule runs in time linear in its input.
 """
@@ -31,16 +31,14 @@ Every rule runs in time linear in its input.
 from __future__ import annotations
 
 import base64
-import bisect
 import hashlib
 import html
 import json
 import re
 import unicodedata
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import replace
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 from urllib.parse import parse_qsl, quote, quote_plus, unquote, unquote_to_bytes, urlencode
 
 from .callbacks import (
@@ -51,14 +49,12 @@ from .callbacks import (
     secret_value,
     token_like,
 )
-from .finder import Finder
 from .finder import finder as cached_finder
 from .shapes import has_hint, may_hold_shapes, redact_shapes, shape_secrets
 
 if TYPE_CHECKING:
     import httpx
 
-    from ..document import Document, Page
 
 __all__ = [
     "REDACTED",
@@ -68,6 +64,7 @@ __all__ = [
     "is_secret_name",
     "keyed_mark",
     "oauth_companions",
+    "ordered_secrets",
     "param_name",
     "plain_mark",
     "redact_body",
@@ -78,7 +75,6 @@ __all__ = [
     "request_secrets",
     "scrub",
     "scrub_bytes",
-    "scrub_secrets",
     "secret_forms",
     "secret_value",
     "shown_database_url",
@@ -706,7 +702,8 @@ def _spelled_forms(values: tuple[str, ...]) -> dict[str, str]:
     return forms
 
 
-def _ordered(secrets: Iterable[str]) -> tuple[str, ...]:
+def ordered_secrets(secrets: Iterable[str]) -> tuple[str, ...]:
+    """The secrets worth scrubbing (not empty, not a trivial word), sorted, once each."""
     return tuple(sorted({s for s in secrets if s and not _trivial(s.strip())}))
 
 
@@ -731,75 +728,9 @@ def marks_of(mark: Mark, forms: dict[str, str]) -> Callable[[list[str]], list[st
 
 def scrub_bytes(data: bytes, secrets: Sequence[str]) -> bytes:
     """:func:`scrub` for bytes (command output, raw responses): ``REDACTED``."""
-    forms = _ordered(secrets)
+    forms = ordered_secrets(secrets)
     if not forms:
         return data
     finder = cached_finder(tuple(f.encode("utf-8", "surrogateescape").decode("latin-1")
                            for f in forms), ascii_words=True)
     return finder.sub(data.decode("latin-1"), lambda _: REDACTED).encode("latin-1")
-
-
-def scrub_secrets(document: Document, secrets: Sequence[str]) -> Document:
-    """Replace every secret the request carried by ``REDACTED`` wherever the response
-    echoed it (text, raw bytes, metadata), keeping page offsets right."""
-    forms = _ordered(secrets)
-    if not forms:
-        return document
-    finder = cached_finder(forms)
-    fields = (document.text, document.title, document.site, document.author)
-    raw = scrub_bytes(document.raw, forms)
-    if raw == document.raw and not any(finder.spans(v or "") for v in fields) \
-            and not _meta_has(document.meta, finder):
-        return document
-    text, pages = _redact_text(document.text, finder, document.pages)
-
-    def clean(value: str | None) -> str | None:
-        return finder.sub(value, plain_mark) if value else value
-
-    return replace(document, text=text, raw=raw, pages=pages, title=clean(document.title),
-                   site=clean(document.site), author=clean(document.author),
-                   meta=_meta_scrubbed(document.meta, finder),
-                   warnings=(*document.warnings,
-                             "the response echoed a secret of the request; it was redacted"))
-
-
-def _meta_has(data: Any, finder: Finder) -> bool:
-    if isinstance(data, str):
-        return bool(finder.spans(data))
-    if isinstance(data, dict):
-        return any(_meta_has(k, finder) or _meta_has(v, finder) for k, v in data.items())
-    if isinstance(data, (list, tuple)):
-        return any(_meta_has(v, finder) for v in data)
-    return False
-
-
-def _meta_scrubbed(data: Any, finder: Finder) -> Any:
-    if isinstance(data, str):
-        return finder.sub(data, plain_mark)
-    if isinstance(data, dict):
-        return {_meta_scrubbed(k, finder): _meta_scrubbed(v, finder) for k, v in data.items()}
-    if isinstance(data, (list, tuple)):
-        return [_meta_scrubbed(v, finder) for v in data]
-    return data
-
-
-def _redact_text(text: str, finder: Finder, pages: tuple[Page, ...]
-                 ) -> tuple[str, tuple[Page, ...]]:
-    parts: list[str] = []
-    ends: list[int] = []  # the end of each replaced span in the old text...
-    shifts: list[int] = []  # ...and the total shift of offsets from there on
-    last = shift = 0
-    for start, stop in finder.spans(text):
-        parts.extend((text[last:start], REDACTED))
-        last = stop
-        shift += len(REDACTED) - (stop - start)
-        ends.append(stop)
-        shifts.append(shift)
-    parts.append(text[last:])
-
-    def moved(offset: int) -> int:
-        index = bisect.bisect_right(ends, offset)
-        return offset + (shifts[index - 1] if index else 0)
-
-    return "".join(parts), tuple(replace(p, start=moved(p.start), end=moved(p.end))
-                                 for p in pages)
