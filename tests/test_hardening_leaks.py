@@ -13,18 +13,16 @@ The target is 50 ms; the figures go to docs/reliability.md.
 
 from __future__ import annotations
 
-import itertools
 import re
 import shlex
 import time
-from collections.abc import Callable
 
 import pytest
 
 from fetchledger.identity.command_secrets import redact_argv, redact_command_text
 from fetchledger.identity.commands import command_locator
 
-from measured import HEAVY, record_fact
+from measured import HEAVY, best_ms, record_fact
 
 SIZE = 100_000
 SHAPES: dict[str, list[str]] = {
@@ -94,22 +92,7 @@ SHAPES: dict[str, list[str]] = {
     "sh -c, 3,030 distinct curl -H Authorization:V u": ["sh", "-c", "; ".join(
         f"curl -H Authorization:t{i:06d} u" for i in range(SIZE // 33))],
 }
-_FRESH = itertools.count()
 _OLD_URL = re.compile(r"[a-zA-Z][a-zA-Z0-9+.-]*://[^\s'\"]+")  # before issue 13
-
-
-def _best_ms(work: Callable[[int], object], repeat: int, *,
-             clock: Callable[[], float] = time.perf_counter) -> float:
-    """The best time of ``work(n)`` over ``repeat`` runs, each with an ``n`` never used
-    before (a new input: no cache helps), by ``clock`` (wall time; CPU time,
-    ``time.process_time``, on a shared machine)."""
-    best = float("inf")
-    for _ in range(repeat):
-        n = next(_FRESH)
-        started = clock()
-        work(n)
-        best = min(best, clock() - started)
-    return best * 1000
 
 
 @pytest.mark.parametrize("shape", list(SHAPES))
@@ -125,9 +108,9 @@ def test_a_100k_command_line_is_redacted_whole(shape: str) -> None:
     if not HEAVY:
         everything(0)
         return
-    record_fact("redaction", shape, ms=round(_best_ms(everything, 5), 2),
-                cpu_ms=round(_best_ms(everything, 5, clock=time.process_time), 2),
-                floor_ms=round(_best_ms(lambda n: shlex.join(argv), 5), 2), target_ms=50)
+    record_fact("redaction", shape, ms=round(best_ms(everything, 5), 2),
+                cpu_ms=round(best_ms(everything, 5, clock=time.process_time), 2),
+                floor_ms=round(best_ms(lambda n: shlex.join(argv), 5), 2), target_ms=50)
 
 
 def test_a_100k_shell_script_is_redacted_whole() -> None:
@@ -138,9 +121,9 @@ def test_a_100k_shell_script_is_redacted_whole() -> None:
             command_locator([script + f" {n}"], shell=True, key=b"k" * 32)
 
         record_fact("redaction", "run --shell, 100k-character script",
-                    ms=round(_best_ms(identify, 5), 2),
-                    cpu_ms=round(_best_ms(identify, 5, clock=time.process_time), 2),
-                    floor_ms=round(_best_ms(lambda n: shlex.split(script), 5), 2),
+                    ms=round(best_ms(identify, 5), 2),
+                    cpu_ms=round(best_ms(identify, 5, clock=time.process_time), 2),
+                    floor_ms=round(best_ms(lambda n: shlex.split(script), 5), 2),
                     target_ms=50)
 
 
@@ -148,7 +131,7 @@ def test_a_100k_shell_script_is_redacted_whole() -> None:
 def test_the_old_url_search_as_the_baseline() -> None:
     argument = "a" * SIZE
     record_fact("redaction", "baseline: the URL search before issue 13, one argument of "
-                "letters", ms=round(_best_ms(lambda n: _OLD_URL.search(argument), 1), 2),
+                "letters", ms=round(best_ms(lambda n: _OLD_URL.search(argument), 1), 2),
                 cpu_ms=None, floor_ms=None, target_ms=50)
 
 
@@ -173,9 +156,9 @@ def _old_double_quoted(text: str, i: int, parts: list[str]) -> int:
 def test_the_old_double_quote_lexer_as_the_baseline() -> None:
     script = 'x --token="' + "\\a" * (SIZE // 2) + " :"
     record_fact("redaction", "baseline: the double-quote lexer before the second pass, "
-                "50,000 escapes unclosed", ms=round(_best_ms(
+                "50,000 escapes unclosed", ms=round(best_ms(
                     lambda n: _old_double_quoted(script, 11, []), 3), 2),
-                cpu_ms=round(_best_ms(lambda n: _old_double_quoted(script, 11, []), 3,
+                cpu_ms=round(best_ms(lambda n: _old_double_quoted(script, 11, []), 3,
                                       clock=time.process_time), 2),
                 floor_ms=None, target_ms=50)
 
@@ -190,7 +173,7 @@ def test_a_700k_character_secret_is_scrubbed() -> None:
     assert scrub(text, [value]) == "x REDACTED y"
     if HEAVY:
         record_fact("redaction", "a 700,000-character secret scrubbed from 700 kB "
-                    "(before: a segfault)", ms=round(_best_ms(
+                    "(before: a segfault)", ms=round(best_ms(
                         lambda n: scrub(text, [value]), 3), 2),
                     cpu_ms=None, floor_ms=None, target_ms=50)
 
@@ -244,7 +227,7 @@ def _cpu_ms(argv: list[str], repeat: int = 3) -> float:
     def identify(n: int) -> None:
         command_locator([*argv[:-1], argv[-1] + f" {n}"], key=b"k" * 32)
 
-    return _best_ms(identify, repeat, clock=time.process_time)
+    return best_ms(identify, repeat, clock=time.process_time)
 
 
 _CALIBRATION_MS = 1.12  # shlex.join of the 6,250 --token=V words, where 150 ms was set
@@ -255,7 +238,7 @@ def _machine_speed() -> float:
     (never below 1): ``shlex.join`` of the same argv, CPU time, best of 10. The same
     code measured 1.5-2.5 times slower from one session's machine to the next."""
     argv = _distinct_shapes(SIZE)["--token=V options"]
-    return max(1.0, _best_ms(lambda n: shlex.join(argv), 10,
+    return max(1.0, best_ms(lambda n: shlex.join(argv), 10,
                              clock=time.process_time) / _CALIBRATION_MS)
 
 
@@ -274,5 +257,5 @@ def test_redaction_cpu_is_linear_and_bounded(shape: str) -> None:
     if HEAVY:
         record_fact("redaction", f"distinct secrets: {shape}", ms=None,
                     cpu_ms=round(big_ms, 2),
-                    floor_ms=round(_best_ms(lambda n: shlex.join(big), 3,
+                    floor_ms=round(best_ms(lambda n: shlex.join(big), 3,
                                             clock=time.process_time), 2), target_ms=50)

@@ -25,6 +25,8 @@ from fetchledger.identity.runs import longest
 from test_redaction_fast_paths import _DIGIT_WORDS, _HEADS
 from test_secret_script_paths import _MARKS, _WORDS, _word
 
+from measured import best_ms
+
 
 @st.composite
 def _runs_script(draw: st.DrawFn) -> str:
@@ -154,12 +156,8 @@ RUN_SHAPES = {  # n commands of one kind (about 20 characters each)
 
 
 def _cpu_ms(script: str) -> float:
-    best = float("inf")
-    for n in range(3):
-        started = time.process_time()
-        command_locator(["sh", "-c", script + f" {n}"], key=b"k" * 32)
-        best = min(best, time.process_time() - started)
-    return best * 1000
+    return best_ms(lambda n: command_locator(["sh", "-c", script + f" {n}"], key=b"k" * 32), 3,
+                   clock=time.process_time)
 
 
 @pytest.mark.parametrize("shape", list(RUN_SHAPES))
