@@ -278,19 +278,17 @@ def _fed_by_pipe(text: str, at: int, seps: Sequence[int], depth: int = 0) -> lis
         # a few separators back inside its quotes (printf 'KEY\nSECRET\n' | aws configure)
         low = seps[i - _FEW] + 1 if i >= _FEW else 0
         region = text[low:at]
-        shown = None
+        shown, whole = None, True
         if REGION_LAST and i >= 0:  # those of the command before the pipe first: the
             # region's last three when three are there (no printer crosses a separator;
             # the one before it is seen behind), else the region's whole
             starts = [printer.start(1) - low
                       for printer in _PRINTER.finditer(text, seps[i] + 1, at)]
             shown = _last_printed(region, starts)
-            if shown is None and len(starts) < 3:
-                shown = _last_printed(region, [
-                    printer.start(1) for printer in _PRINTER.finditer(region)])
-        else:
-            shown = _last_printed(region, [
-                printer.start(1) for printer in _PRINTER.finditer(region)])
+            whole = shown is None and len(starts) < 3
+        if whole:
+            shown = _last_printed(region, [printer.start(1)
+                                           for printer in _PRINTER.finditer(region)])
         if shown is not None:
             return shown
         if depth < _FEW and i >= 0 and _PIPE.match(text, seps[i]):  # a filter in between:
