@@ -162,9 +162,10 @@ class Source:
             label = f"{label} (killed by {self.meta['signal']})"
         elif self.kind == "command" and "exit_code" in self.meta:
             label = f"{label} (exit {self.meta['exit_code']})"
-        if not title or title == label:
-            return printable(f"[{self.id}] {label}")
-        return printable(f"[{self.id}] {title} — {label}")
+        shown = printable(label if not title or title == label else f"{title} — {label}")
+        if shown.startswith('"'):  # `[3] "x"` would read as a snippet line (DESIGN §5)
+            shown = "\\" + shown
+        return f"[{self.id}] {shown}"
 
     def shown_title(self) -> str:
         """The title as people are shown it (the label when there is none): one line,

@@ -82,14 +82,16 @@ def csl_item(source: Source, *, key: str, pages: str | None = None,
     return item
 
 
-_BIBTEX_SPECIAL = re.compile(r"([&%$#_{}])")
+_BIBTEX_SPECIAL = re.compile(r"([&%$#_{}\\~^<>])")
+_BIBTEX_WORDS = {"\\": r"\textbackslash{}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
+                 "<": r"\textless{}", ">": r"\textgreater{}"}
 
 
 def _bibtex_text(text: str) -> str:
-    text = printable(text).replace("\\", r"\textbackslash{}")
-    text = _BIBTEX_SPECIAL.sub(r"\\\1", text)
-    text = text.replace("~", r"\textasciitilde{}").replace("^", r"\textasciicircum{}")
-    text = text.replace("<", r"\textless{}").replace(">", r"\textgreater{}")  # no markup
+    # one pass, so that the braces of ``\\textbackslash{}`` are not escaped again (they
+    # printed ``\\{}``); ``<``/``>`` as commands: no markup
+    text = _BIBTEX_SPECIAL.sub(lambda m: _BIBTEX_WORDS.get(m.group(1), "\\" + m.group(1)),
+                               printable(text))
     return re.sub("-(?=-)", "-{}", text)  # `--` would print as a dash
 
 

@@ -138,7 +138,8 @@ def pages_text(pages: list[tuple[int, str | None]]) -> str:
             parts.append(f"{group[0][0]}–{group[-1][0]}")
             continue
         for page, label in group:
-            printed = f" (printed {one_line(label)})" if label and label != str(page) else ""
+            printed = (f" (printed {printable(one_line(label))})"  # a label the source controls
+                       if label and label != str(page) else "")
             parts.append(f"{page}{printed}")
     single = len(pages) == 1
     return ("p. " if single else "pp. ") + ", ".join(parts)
@@ -180,7 +181,7 @@ def entry_parts(entry: Entry, *, markdown: bool) -> list[str]:
     shown.append(f"retrieved {source.retrieved_at[:10]}")
     pages = pages_text(entry.pages())
     if pages:
-        shown.append(escape_markdown(pages) if markdown else pages)
+        shown.append(escape_markdown(pages) if markdown else escape_markup(pages))
     return shown
 
 
@@ -217,11 +218,15 @@ _MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>|])")
 def escape_markup(text: str) -> str:
     """``text`` with ``<`` and ``>`` backslash-escaped, for the plain style: no tag or
     comment of a source (``<script>``, an unterminated ``<!--``, the block's own end
-    marker) opens in a draft that is later read as HTML or Markdown."""
-    return _MARKUP.sub(r"\\\1", text)
+    marker) opens in a draft that is later read as HTML or Markdown, nor a link
+    (``[x](javascript:…)``: the ``(`` after ``]`` escaped)."""
+    return _LINK_TARGET.sub(r"]\\(", _MARKUP.sub(r"\\\1", text))
 
 
 _MARKUP = re.compile(r"([<>])")
+# ``[x](javascript:…)`` of a title would be a link in a draft read as Markdown: ``]\(``
+# is text there (a plain URL's own ``[::1]`` stays as written)
+_LINK_TARGET = re.compile(r"\]\(")
 
 
 def escape_markdown(text: str) -> str:

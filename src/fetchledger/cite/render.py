@@ -233,7 +233,8 @@ def _evidence_lines(view: SourceView, entry: Entry) -> list[str]:
         quote = support.quote
         text = view.texts(quote.source_id)[quote.version]
         shown = escape_markdown(printable(display_line(text, quote.start, quote.end)))
-        line = f'- "{shown}"{page_suffix(quote.page, quote.page_label)}'
+        # the page label is the source's too: escaped like its words
+        line = f'- "{shown}"{escape_markdown(page_suffix(quote.page, quote.page_label))}'
         if support.lines:
             numbers = ", ".join(str(n) for n in sorted(support.lines))
             line += f" — cited at line{'s' if len(support.lines) > 1 else ''} {numbers}"
