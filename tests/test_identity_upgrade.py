@@ -98,7 +98,8 @@ def test_an_old_ledger_keeps_its_ids_and_finds_them_under_the_new_identity(
         ("0007_secret_rules",), ("0008_reading",), ("0010_credentials_not_identity",),
         ("0011_nested_secrets",), ("0012_secret_shapes",), ("0014_shell_quoting",),
         ("0016_more_secret_options",), ("0017_more_secret_forms",), ("0020_fed_secrets",),
-        ("0022_held_out_secrets",), ("0023_stray_percent",)]
+        ("0022_held_out_secrets",), ("0023_stray_percent",),
+        ("0024_url_characters",)]
     assert rows(path, "PRAGMA integrity_check") == [("ok",)]
 
 

@@ -213,7 +213,7 @@ def test_migrations_are_recorded(ledger: Ledger, backend: str) -> None:
                      "0012_secret_shapes", *statement, "0014_shell_quoting", *indexes,
                      "0016_more_secret_options", "0017_more_secret_forms", *queue,
                      "0020_fed_secrets", *checks, "0022_held_out_secrets",
-                     "0023_stray_percent"]
+                     "0023_stray_percent", "0024_url_characters"]
     if backend == "sqlite":
         assert rows(ledger.path, "PRAGMA journal_mode") == [("wal",)]
 

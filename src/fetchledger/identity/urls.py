@@ -67,6 +67,7 @@ __all__ = [
     "redact_url",
     "split_http_locator",
     "url_identity",
+    "whatwg_slashes",
     "without_userinfo",
 ]
 
@@ -128,7 +129,7 @@ def parse_http_url(url: str) -> httpx.URL:
                          hint=Hint("{read} for local files"))
     import httpx  # here, not at import time: reading files needs no HTTP stack
 
-    text = _resolved_path(_canonical_ipv4_host(text))
+    text = _resolved_path(_canonical_ipv4_host(whatwg_slashes(text)))
     _check_port(text)
     try:
         parsed = httpx.URL(text)
@@ -157,6 +158,18 @@ def parse_http_url(url: str) -> httpx.URL:
 
 
 _PORT = re.compile(r"[0-9]*")
+
+
+def whatwg_slashes(text: str) -> str:
+    """An http(s) URL or reference with each backslash before its query or fragment
+    read as a slash, as WHATWG (every browser) reads it: ``http://h\\@evil/`` is host
+    ``h`` (not user-info ``h\\`` at host ``evil``), ``http:\\\\h\\a`` is
+    ``http://h/a`` and ``/a\\b`` the path ``/a/b``. The request, the policy and the
+    identity then name what a browser would."""
+    cut = min((i for i in (text.find("?"), text.find("#")) if i >= 0), default=len(text))
+    if "\\" not in text[:cut]:
+        return text
+    return text[:cut].replace("\\", "/") + text[cut:]
 
 
 def _check_port(text: str) -> None:
@@ -255,15 +268,21 @@ def _is_tracking(name: str) -> bool:
 
 
 _UNRESERVED = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
-_ESCAPE = re.compile(r"%([0-9A-Fa-f]{2})?")
+# ``%XX``, a stray ``%``, or a character no URI may hold raw that the HTTP stack sends as
+# it is (``\\`` of a query, ``|``, ``^``; it escapes ``"<>`{} `` and non-ASCII itself)
+_ESCAPE = re.compile(r"%([0-9A-Fa-f]{2})?|[\\|^]")
 
 
 def _normalize_escapes(text: str) -> str:
     """Decode escapes of unreserved characters, uppercase the others (RFC 3986 §6.2.2),
     and escape a stray ``%`` (one not followed by two hex digits) as ``%25``: left as it
     was, decoding ``%41`` after ``%b`` would make a new escape ``%bA`` (and ``%%32%65``
-    a ``%2e``), so normalizing twice would not give the same URL."""
+    a ``%2e``), so normalizing twice would not give the same URL. A character that is
+    neither reserved nor unreserved (``|``, ``^``, ``\\`` of a query) has no meaning of
+    its own in a URI: it is escaped (``%7C``), one resource as its escape is."""
     def fix(match: re.Match[str]) -> str:
+        if match.group() in "\\|^":
+            return f"%{ord(match.group()):02X}"
         if match.group(1) is None:
             return "%25"
         byte = int(match.group(1), 16)

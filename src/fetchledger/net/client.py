@@ -54,7 +54,7 @@ from ..errors import (
 )
 from ..identity.addresses import IPAddress, parse_ip_host
 from ..identity.secrets import basic_credentials, is_secret_name
-from ..identity.urls import parse_http_url, redact_url
+from ..identity.urls import parse_http_url, redact_url, whatwg_slashes
 from .connections import (
     Budget,
     Resolver,
@@ -281,7 +281,7 @@ class _Exchange:
     def _redirect_target(self, status: int, reason: str, location: str) -> httpx.URL:
         prefix = f"HTTP {status} {reason}: "
         try:
-            joined = self.url.join(location.strip())
+            joined = self.url.join(whatwg_slashes(location.strip()))  # `\\\\h/x` is //h/x
         except (httpx.InvalidURL, ValueError, UnicodeError) as exc:
             raise HTTPStatusError(f"{prefix}malformed Location header: {exc}",
                                   http_status=status) from exc

@@ -236,6 +236,14 @@ def _stray_percent(db: sqlite3.Connection) -> None:
     _reidentify(db)
 
 
+def _url_characters(db: sqlite3.Connection) -> None:
+    """Identities and displays brought under issue 13's session 11: a backslash before a
+    URL's query is a slash (WHATWG: ``/a\\b`` is ``/a/b``, ``http://h\\@e/`` is host
+    ``h``), and a character no URI holds raw (``|``, ``^``, a query's ``\\``) is escaped
+    (``%7C``) as its escape is: such a source is found again under its old id."""
+    _reidentify(db)
+
+
 def _reidentify(db: sqlite3.Connection, key: bytes | None = None) -> None:
     """Every stored identity, display, attempt locator and URL of version metadata
     under today's rules (:mod:`fetchledger.identity.upgrade`), with ``key`` or else the
@@ -350,6 +358,7 @@ MIGRATIONS: tuple[tuple[str, Callable[[sqlite3.Connection], None]], ...] = (
     ("0020_fed_secrets", _fed_secrets),
     ("0022_held_out_secrets", _held_out_secrets),
     ("0023_stray_percent", _stray_percent),
+    ("0024_url_characters", _url_characters),
 )
 
 
@@ -648,4 +657,5 @@ POSTGRES_MIGRATIONS: tuple[tuple[str, Callable[[PgConnection], None]], ...] = (
     ("0021_fewer_checks", _postgres_fewer_checks),
     ("0022_held_out_secrets", _postgres_nested_secrets),  # the same again
     ("0023_stray_percent", _postgres_nested_secrets),  # and again
+    ("0024_url_characters", _postgres_nested_secrets),  # and again
 )
