@@ -18,7 +18,14 @@ normal end of the run too. So the command runs under a supervisor:
   output pipes so that they close when the command's processes do;
 - its standard input is a *lifeline*: when fetchledger's end closes (the run
   finished, or fetchledger died, SIGKILL included) or a byte arrives on it (a
-  kill), it SIGKILLs every descendant until none is left and exits.
+  kill), it SIGKILLs every descendant until none is left and exits;
+- it is two processes (issue 13, session 11): an outer supervisor, fetchledger's
+  child, forks the inner one, which starts the command. Both are subreapers and
+  both read the lifeline; the outer ends everything when the inner ends, and the
+  inner when the outer's pipe closes. So a kill -9 of either supervisor leaves
+  nothing either: the inner's orphans go to the outer, and the outer's death is
+  seen by the inner (one supervisor alone, killed, had let the command and
+  whatever left its group run on under PID 1).
 
 The command's group is still tied to the reaper as before, so even a killed
 supervisor leaves no group behind.
@@ -119,15 +126,51 @@ def end(*_):
                 time.sleep(0.002)
     os._exit(0)
 
+def outer(inner, lifeline):
+    # the outer supervisor: a subreaper above the inner one, so that a kill of the inner
+    # (SIGKILL included) hands everything below it to us, and we end it all
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, 1)  # our copies of the output and of the status pipe go
+    os.dup2(null, 2)
+    os.close(lifeline)
+    try:
+        watched = [os.pidfd_open(inner)]
+    except (AttributeError, OSError):
+        watched = []
+    while True:
+        # fetchledger's lifeline (a byte or its end), or the inner supervisor's end
+        if select.select([0] + watched, [], [], 1.0 if watched else 0.01)[0]:
+            end()
+        try:
+            if os.waitpid(inner, os.WNOHANG)[0]:
+                end()
+        except ChildProcessError:
+            end()
+
 def main(status, argv, subreaper):
     for name in ("SIGTERM", "SIGINT", "SIGHUP"):
         signal.signal(getattr(signal, name), end)
     subreaper()
+    # two supervisors, each ending everything when the other dies: a kill -9 of either
+    # leaves nothing (the inner's orphans go to the outer, a subreaper; the inner sees
+    # the outer's end on a pipe of its own)
+    watch, lifeline = os.pipe()
+    try:
+        inner = os.fork()
+    except OSError:
+        inner, watch = 0, None  # one supervisor: it still ends with fetchledger
+    if inner:
+        os.close(status)
+        outer(inner, watch)
+    if watch is not None:
+        os.close(lifeline)
+        subreaper()  # not inherited by a fork
     try:
         pid = os.posix_spawnp(
             argv[0], argv, os.environ, setsid=True,
             file_actions=[(os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
-                          (os.POSIX_SPAWN_CLOSE, status)],
+                          (os.POSIX_SPAWN_CLOSE, status)]
+                         + ([(os.POSIX_SPAWN_CLOSE, watch)] if watch is not None else []),
             setsigdef=[signal.SIGPIPE, signal.SIGXFSZ, signal.SIGTERM, signal.SIGINT,
                        signal.SIGHUP])
     except OSError as exc:
@@ -141,12 +184,14 @@ def main(status, argv, subreaper):
         watched = [os.pidfd_open(pid)]
     except (AttributeError, OSError):
         watched = []
+    lifelines = [0] + ([watch] if watch is not None else [])
     running = True
     while True:
-        # the lifeline: a byte (a kill) or its end of file (fetchledger done, or dead)
-        ready = select.select([0] + (watched if running else []), [], [],
+        # the lifelines: a byte (a kill) or an end of file (fetchledger done or dead, the
+        # outer supervisor dead)
+        ready = select.select(lifelines + (watched if running else []), [], [],
                               1.0 if watched or not running else 0.01)[0]
-        if 0 in ready:
+        if set(ready) & set(lifelines):
             end()
         while True:  # the command, and orphans adopted as a subreaper
             try:
@@ -251,8 +296,9 @@ class Supervised:
                 chunk = b""
             if chunk:
                 self._take(chunk)
-            elif chunk == b"":  # the supervisor is gone (killed): the command with it
+            elif chunk == b"":  # the supervisors are gone (killed): the command with them
                 self.returncode = -signal.SIGKILL
+                self._group.kill()  # were both killed at once, its group still dies
         return self.returncode
 
     def _take(self, chunk: bytes) -> None:
