@@ -36,9 +36,10 @@ import signal
 import sys
 import threading
 import time
-from pathlib import Path
 from typing import IO, Any
 from urllib.parse import urlsplit
+
+from .supervised import kill_descendants
 
 __all__ = ["INTERNAL_HOST", "chromium_flags", "main"]
 
@@ -84,47 +85,6 @@ def _libc() -> Any:
         return ctypes.CDLL(None, use_errno=True)
     except OSError:
         return None
-
-
-def _descendants(root: int) -> list[int]:
-    """Every process below ``root`` (from /proc), children before their parents' turn."""
-    parents: dict[int, int] = {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        parents[int(stat.parent.name)] = int(fields[1])
-    found: list[int] = []
-    frontier = [root]
-    while frontier:
-        parent = frontier.pop()
-        for pid, ppid in parents.items():
-            if ppid == parent and pid not in found:
-                found.append(pid)
-                frontier.append(pid)
-    return found
-
-
-def kill_descendants() -> None:
-    """SIGKILL every process below this one until none is left (reaping them: as a
-    subreaper, the orphans are ours)."""
-    me = os.getpid()
-    for _ in range(20):
-        pids = _descendants(me)
-        if not pids:
-            return
-        for pid in pids:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(pid, signal.SIGKILL)
-        deadline = time.monotonic() + 0.5
-        while time.monotonic() < deadline:
-            try:
-                pid, _ = os.waitpid(-1, os.WNOHANG)
-            except ChildProcessError:
-                break
-            if pid == 0:
-                time.sleep(0.01)
 
 
 def _end(status: int) -> None:

@@ -47,7 +47,7 @@ from typing import IO
 
 from .children import Child, _libc, fork_is_safe, start_reaper
 
-__all__ = ["Supervised", "SupervisorUnavailable"]
+__all__ = ["Supervised", "SupervisorUnavailable", "kill_descendants"]
 
 # The supervisor's body: builtin modules only (os, signal, select, time), so that a
 # fresh ``-I -S`` interpreter runs it without importing anything heavy, and a forked
@@ -101,16 +101,13 @@ def descendants():
     except OSError:  # no /proc/PID/task/TID/children here: scan every process
         return scanned(me)
 
-ENDING = []
-
-def end(*_):
-    if ENDING:
-        return
-    ENDING.append(True)
+def kill_all():
+    # SIGKILL every process below this one until none is left, reaping them (as a
+    # subreaper, the orphans are ours)
     for _ in range(100):
         pids = descendants()
         if not pids:
-            break
+            return
         for pid in pids:
             try:
                 os.kill(pid, signal.SIGKILL)
@@ -124,6 +121,14 @@ def end(*_):
                 break
             if pid == 0:
                 time.sleep(0.002)
+
+ENDING = []
+
+def end(*_):
+    if ENDING:
+        return
+    ENDING.append(True)
+    kill_all()
     os._exit(0)
 
 def outer(inner, lifeline):
@@ -205,6 +210,15 @@ def main(status, argv, subreaper):
                 say(status, "exit %d" % os.waitstatus_to_exitcode(code))
 """
 _CODE = compile(_SUPERVISOR, "<fetchledger supervisor>", "exec")
+_SHARED: dict[str, object] = {"__name__": "fetchledger_supervisor"}
+exec(_CODE, _SHARED)  # our own constant code: defines its functions, runs nothing
+
+
+def kill_descendants() -> None:
+    """SIGKILL every process below this one until none is left, reaping them — the
+    supervisor's own loop, for any other subreaper of ours (the browser's render
+    process)."""
+    _SHARED["kill_all"]()  # type: ignore[operator]
 _BOOT = ("import sys\n" + _SUPERVISOR + "\ndef subreaper():\n    try:\n        import ctypes\n"
          "        ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)\n    except Exception:\n        pass\n"
          "main(int(sys.argv[1]), sys.argv[2:], subreaper)\n")
