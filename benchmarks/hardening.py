@@ -53,18 +53,23 @@ TESTS = ["tests/test_hardening_giants.py", "tests/test_hardening_fuzz.py",
          # sessions 6-8: options, glued passwords, URL values by name and shape, secrets
          # fed on stdin, typed to prompts, in SQL, by place and in code
          "tests/test_redteam_variants.py", "tests/test_fed_secrets.py",
-         "tests/test_heldout_secrets.py"]  # session 9: held-out variants of the secrets
+         "tests/test_heldout_secrets.py",  # session 9: held-out variants of the secrets
+         # session 11: held-out output, identity and lifetimes
+         "tests/test_heldout_output.py", "tests/web/test_heldout_identity.py",
+         "tests/test_heldout_lifetimes.py"]
 
 # Issue 13's classes, by the test files that try their variants (the table of results).
 ISSUE_13_CLASSES = {
     "URL identity (one resource one id, idempotent normalization, zone ids, punycode)":
         ["tests/web/test_identity_keyed.py", "tests/web/test_locators_web.py",
-         "tests/test_identity_upgrade.py"],
+         "tests/test_identity_upgrade.py", "tests/web/test_heldout_identity.py"],
     "forged output (every field, every output path)":
-        ["tests/test_forged_output.py", "tests/test_injection.py"],
+        ["tests/test_forged_output.py", "tests/test_injection.py",
+         "tests/test_heldout_output.py"],
     "clean errors (numbers, --json, read-only verbs, outputs)": ["tests/test_clean_errors.py"],
     "nothing left running (every death, every child, the browser)":
-        ["tests/test_lifetimes.py", "tests/web/test_browser_lifetimes.py"],
+        ["tests/test_lifetimes.py", "tests/web/test_browser_lifetimes.py",
+         "tests/test_heldout_lifetimes.py"],
     "secrets (names, echoes, shell forms, shapes, fed on stdin, linear time)":
         ["tests/test_secret_rules.py", "tests/web/test_secret_echoes.py",
          "tests/test_hardening_leaks.py", "tests/test_leak_variants.py",

@@ -27,6 +27,8 @@ import pytest
 
 from procs import GONE_WITHIN, Lifetimes, Run, alive, marked, wait_for
 
+from measured import record_fact
+
 # name -> (the command of `run`, the start of the command line of one of its processes
 # that stays running, how many processes of the run are up once it runs)
 COMMANDS = {
@@ -96,6 +98,9 @@ def test_a_killed_supervisor_leaves_nothing_running(tmp_path: Path, command: str
         os.kill(run.process.pid, signal.SIGKILL)
     took = watch.gone_after(delivered, GONE_WITHIN)
     run.process.wait(timeout=10)
+    record_fact("lifetime", f"run, {command}: the {target} supervisor, {how}",
+                gone_seconds=None if took is None else round(took, 3), left=len(watch.left),
+                load=round(os.getloadavg()[0], 1))
     assert took is not None, f"{len(watch.left)} processes outlived the supervisor's kill"
 
 
