@@ -162,8 +162,10 @@ def main(status, argv, subreaper):
     watch, lifeline = os.pipe()
     try:
         inner = os.fork()
-    except OSError:
-        inner, watch = 0, None  # one supervisor: it still ends with fetchledger
+    except OSError:  # one supervisor: it still ends with fetchledger
+        os.close(watch)
+        os.close(lifeline)
+        inner, watch = 0, None
     if inner:
         os.close(status)
         outer(inner, watch)
