@@ -84,3 +84,39 @@ def test_whole_words_are_taken_only_for_ascii_texts_of_many_values() -> None:
         assert sorted(Finder(forms)._found(text)) == found
     assert Finder(forms[:3])._words() is None
 
+
+# --- what a script feeds: each expect window and each heredoc head asked once -------------
+
+_EXPECT_PIECES = ['expect "password:"; ', 'send "v1\\r"; ', "send v2; ", 'expect "Name"; ',
+                  "spawn ssh h; ", 'send -- "v3\\n"; ', "expect -re {pass}; ", "sendline('v4')\n",
+                  'expect ":"; ', "set pw \"v5\"; ", 'send "$pw\\r"; ', "send {v6}; ",
+                  'expect \\"Password\\"; send \\"v7\\r\\"; ', "x; ", "\n", "password ",
+                  "exp_send v8; ", "send [x]; "]
+_HEREDOC_PIECES = ["passwd <<E\nv1\nE\n", "passwd <<E\nv2\nE\n", "cat <<E | passwd\nv3\nE\n",
+                   "cat > ~/.pgpass <<EOF\nh:5432:*:u:v4\nEOF\n", "cat <<E\nv5\nE\n",
+                   "sudo -S x <<-E\n\tv6\n\tE\n", "chpasswd <<'END'\nu:v7\nEND\n",
+                   "aws configure <<E\nk1\nv8\nE\n", "passwd <<E\n", "x; ", "E\n", "echo a\n",
+                   "passwd <<\"E\" ; x\nv9\nE\n", "read -s P <<E\nv10\nE\n"]
+
+
+@settings(max_examples=500, deadline=None)
+@given(pieces=st.lists(st.sampled_from(_EXPECT_PIECES), max_size=30)
+       | st.lists(st.sampled_from(_HEREDOC_PIECES), max_size=24)
+       | st.lists(st.sampled_from(_EXPECT_PIECES + _HEREDOC_PIECES), max_size=30))
+@example(pieces=['expect "password:"; ', 'send "v1\\r"; '] * 6 + ['expect "Name"; ', "send v2; "])
+@example(pieces=["passwd <<E\nv1\nE\n"] * 5 + ["cat <<E\nv5\nE\n", "passwd <<E\nv2\nE\n"])
+def test_expect_windows_and_heredoc_heads_are_read_once_as_each_again(pieces: list[str]
+                                                                      ) -> None:
+    """What ``expect`` sends after a prompt and what heredocs feed their readers, each
+    distinct window since the last ``send`` and each distinct heredoc head (the command
+    before ``<<``, the rest of its line) looked at once per script
+    (``fed_secrets.PROMPTS_ONCE``, ``HEADS_ONCE``), as when each is looked at again."""
+    from fetchledger.identity import fed_secrets
+
+    text = "".join(pieces)
+    fast = fed_secrets._fed_values.__wrapped__(text)
+    with pytest.MonkeyPatch.context() as patched:
+        patched.setattr(fed_secrets, "PROMPTS_ONCE", False)
+        patched.setattr(fed_secrets, "HEADS_ONCE", False)
+        slow = fed_secrets._fed_values.__wrapped__(text)
+    assert fast == slow
