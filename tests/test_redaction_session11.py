@@ -96,7 +96,10 @@ _HEREDOC_PIECES = ["passwd <<E\nv1\nE\n", "passwd <<E\nv2\nE\n", "cat <<E | pass
                    "cat > ~/.pgpass <<EOF\nh:5432:*:u:v4\nEOF\n", "cat <<E\nv5\nE\n",
                    "sudo -S x <<-E\n\tv6\n\tE\n", "chpasswd <<'END'\nu:v7\nEND\n",
                    "aws configure <<E\nk1\nv8\nE\n", "passwd <<E\n", "x; ", "E\n", "echo a\n",
-                   "passwd <<\"E\" ; x\nv9\nE\n", "read -s P <<E\nv10\nE\n"]
+                   "passwd <<\"E\" ; x\nv9\nE\n", "read -s P <<E\nv10\nE\n",
+                   "passwd <<E\n  v11 \n\n\tv12\nE\n", "passwd <<E\nv\\n13\r\nE\n",
+                   "P=v14; passwd <<E\n$P\nE\n", "passwd <<E\n`x`\nE\n", "passwd <<E\n \nE\n",
+                   "passwd <<E\nv\\n15\nE\n"]
 
 
 @settings(max_examples=500, deadline=None)
@@ -110,7 +113,8 @@ def test_expect_windows_and_heredoc_heads_are_read_once_as_each_again(pieces: li
     """What ``expect`` sends after a prompt and what heredocs feed their readers, each
     distinct window since the last ``send`` and each distinct heredoc head (the command
     before ``<<``, the rest of its line) looked at once per script
-    (``fed_secrets.PROMPTS_ONCE``, ``HEADS_ONCE``), as when each is looked at again."""
+    (``fed_secrets.PROMPTS_ONCE``, ``HEADS_ONCE``), and the lines of a value of no escape,
+    CR or expansion taken at once (``LINES_AT_ONCE``), as when each is looked at again."""
     from fetchledger.identity import fed_secrets
 
     text = "".join(pieces)
@@ -118,5 +122,6 @@ def test_expect_windows_and_heredoc_heads_are_read_once_as_each_again(pieces: li
     with pytest.MonkeyPatch.context() as patched:
         patched.setattr(fed_secrets, "PROMPTS_ONCE", False)
         patched.setattr(fed_secrets, "HEADS_ONCE", False)
+        patched.setattr(fed_secrets, "LINES_AT_ONCE", False)
         slow = fed_secrets._fed_values.__wrapped__(text)
     assert fast == slow

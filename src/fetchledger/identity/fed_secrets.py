@@ -365,9 +365,14 @@ def _printed(words: Sequence[str]) -> list[str]:
 
 
 _LINE_BREAK = re.compile(r"\\[nr]|[\r\n]")
+_NOT_PLAIN_LINES = re.compile(r"[\\\r$`]").search
+LINES_AT_ONCE = True  # (tests turn it off: every value's lines split by _LINE_BREAK)
 
 
 def _add_lines(value: str, how: str, found: list[str], text: str) -> None:
+    if how == _LINE and LINES_AT_ONCE and _NOT_PLAIN_LINES(value) is None:
+        found.extend([line.strip() for line in value.split("\n") if line.strip()])
+        return  # (lines of no escape, CR or expansion: each line itself, as below)
     lines = [line for line in _LINE_BREAK.split(value) if line.strip()]
     if how == _TWO:
         lines = lines[:2]
