@@ -180,6 +180,10 @@ def _stdin_secrets(text: str, found: list[str]) -> None:
             how = read(reader_text)
             if how in (_LINE, _TWO) and value[0] != "$":
                 found.append(value)  # (one line, no expansion: all _add_lines would do)
+            elif how in (_LINE, _TWO):  # (`$NAME` alone: the literal the script assigns it)
+                literal = _assigned(text, value)
+                if literal:
+                    found.append(literal)
             elif how is not None:
                 _add_lines(value, how, found, text)
         pipes = []
