@@ -15,7 +15,9 @@ same run, so figures of machines of different speed compare.
     python benchmarks/redaction_cpu.py [--baseline REF] [--repeat N] [--rounds N]
                                        [--all] [--shape TEXT]
 
-Session 9 (08:52 UTC, load 14.5-17: relative figures; docs/reliability.md has them all),
+Session 11 (14:21 UTC, load 3.7, calibrated, main -> branch): fed expect 62.3 -> 50.6, fed
+heredocs 67.0 -> 56.4, fed echo | sudo -S 63.7 -> 59.5, fed V_N 68.9 -> 63.6, fed connect 80.4 ->
+76.3 (docs/reliability.md, session 11). Session 9 (08:52 UTC, load 14.5-17: relative figures),
 CPU ms, main -> branch: sshpass -p V 90.7 -> 71.4, mysql -pV 79.1 -> 64.0, JSON bodies
 60.5 -> 49.0, curl -H 'Authorization: Bearer V' 61.4 -> 48.8, fed echo vN | sudo -S
 144 -> 79.7, fed V_N=vN; echo $V_N | passwd 159 -> 91.6, fed heredocs 89.5 -> 74.7, fed

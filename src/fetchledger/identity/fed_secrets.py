@@ -180,6 +180,10 @@ def _stdin_secrets(text: str, found: list[str]) -> None:
             how = read(reader_text)
             if how in (_LINE, _TWO) and value[0] != "$":
                 found.append(value)  # (one line, no expansion: all _add_lines would do)
+            elif how in (_LINE, _TWO):  # (`$NAME` alone: the literal the script assigns it)
+                literal = _assigned(text, value)
+                if literal:
+                    found.append(literal)
             elif how is not None:
                 _add_lines(value, how, found, text)
         pipes = []
@@ -365,9 +369,14 @@ def _printed(words: Sequence[str]) -> list[str]:
 
 
 _LINE_BREAK = re.compile(r"\\[nr]|[\r\n]")
+_NOT_PLAIN_LINES = re.compile(r"[\\\r$`]").search
+LINES_AT_ONCE = True  # (tests turn it off: every value's lines split by _LINE_BREAK)
 
 
 def _add_lines(value: str, how: str, found: list[str], text: str) -> None:
+    if how == _LINE and LINES_AT_ONCE and _NOT_PLAIN_LINES(value) is None:
+        found.extend([line.strip() for line in value.split("\n") if line.strip()])
+        return  # (lines of no escape, CR or expansion: each line itself, as below)
     lines = [line for line in _LINE_BREAK.split(value) if line.strip()]
     if how == _TWO:
         lines = lines[:2]
@@ -518,6 +527,9 @@ def _program_reads(program: str, rest: Sequence[str]) -> str | None:
     return None
 
 
+HEADS_ONCE = True  # (tests turn it off: each heredoc's reader read again)
+
+
 def _heredoc_secrets(text: str, seps: Sequence[int], found: list[str]) -> None:
     """Heredocs given to a reader (``CMD <<EOF``, ``cat <<EOF | CMD``): their lines.
     A heredoc's body is skipped when looking for the next one, and an unterminated one
@@ -532,6 +544,18 @@ def _heredoc_secrets(text: str, seps: Sequence[int], found: list[str]) -> None:
             readers[key] = _reader(words)
         return readers[key]
 
+    def fed(segment: str, rest_of_line: str) -> str | None:
+        """How the reader of a heredoc after ``segment`` (the command's text before the
+        ``<<``), ``rest_of_line`` after its delimiter, takes its lines."""
+        before = _words(segment)
+        how = read([*before, *_words(_segment_after(rest_of_line, 0, []))])
+        if how is None and _written_to_secret_file(segment + rest_of_line):
+            how = _LINE  # cat > ~/.pgpass <<EOF: every line written
+        if how is None and before[:1] == ["cat"] and len(before) == 1 and "|" in rest_of_line:
+            how = read(_words(rest_of_line.split("|", 1)[1]))  # cat <<EOF | CMD
+        return how
+
+    heads: dict[tuple[str, str], str | None] = {}  # (each distinct heredoc head once)
     for here in _HEREDOC.finditer(text):
         if here.start() < done:
             continue
@@ -539,14 +563,11 @@ def _heredoc_secrets(text: str, seps: Sequence[int], found: list[str]) -> None:
         line_end = text.find("\n", here.end())
         if line_end < 0:
             return
-        before = _words(_segment_before(text, here.start(), seps))
-        rest_of_line = text[here.end():line_end]
-        how = read([*before, *_words(_segment_after(rest_of_line, 0, []))])
-        if how is None and _written_to_secret_file(
-                _segment_before(text, here.start(), seps) + rest_of_line):
-            how = _LINE  # cat > ~/.pgpass <<EOF: every line written
-        if how is None and before[:1] == ["cat"] and len(before) == 1 and "|" in rest_of_line:
-            how = read(_words(rest_of_line.split("|", 1)[1]))  # cat <<EOF | CMD
+        head = (_segment_before(text, here.start(), seps), text[here.end():line_end])
+        if HEADS_ONCE:
+            how = heads[head] = heads[head] if head in heads else fed(*head)
+        else:
+            how = fed(*head)
         tabs = "\t*" if here.group(1) else ""
         pattern = ends.get((tabs, delimiter))
         if pattern is None:
@@ -643,6 +664,7 @@ _PROMPT = re.compile(r"(?i)assw|passphrase|passcode|\bpass\b|secret|token|\bpin\
                      r"|(?<![\w$-])expect(?:[ \t]+-\w+)*[ \t]+[\"'{][*\s]*:[*\s]*[\"'}]")
 _SPAWNED = re.compile(r"(?<![\w-])(?:expect|spawn|pexpect)\b")
 _SENT_ESCAPES = re.compile(r"(?:\\+[rn])+$")
+PROMPTS_ONCE = True  # (tests turn it off: each window's prompt looked for again)
 
 
 def _sent_secrets(text: str, found: list[str]) -> None:
@@ -653,10 +675,14 @@ def _sent_secrets(text: str, found: list[str]) -> None:
     if '\\"' in text:  # expect -c "… send \"PW\r\" …": the quotes escaped at this level
         _sent_secrets(text.replace('\\"', '"'), found)
     last = 0
+    prompted: dict[str, bool] = {}  # (each distinct window asked once: prompts repeat)
     for sent in _SEND.finditer(text):
         window = text[last:sent.start()]
         last = sent.end()
-        if not _PROMPT.search(window):
+        named = prompted.get(window) if PROMPTS_ONCE else None
+        if named is None:
+            named = prompted[window] = _PROMPT.search(window) is not None
+        if not named:
             continue
         value = sent.group(1)
         if value[:1] in "\"'{":
