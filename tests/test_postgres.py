@@ -272,7 +272,8 @@ def test_fresh_ledgers_opened_by_many_processes_at_once_migrate_once(url: str) -
         ("0014_shell_quoting",), ("0015_fewer_index_writes",),
         ("0016_more_secret_options",), ("0017_more_secret_forms",),
         ("0018_counter_queue",), ("0019_async_numbering",), ("0020_fed_secrets",),
-        ("0021_fewer_checks",), ("0022_held_out_secrets",), ("0023_stray_percent",)]
+        ("0021_fewer_checks",), ("0022_held_out_secrets",), ("0023_stray_percent",),
+        ("0024_fewer_source_checks",)]
 
 
 # --- what the database holds ------------------------------------------------------------------

@@ -740,6 +740,14 @@ class PostgresStore(PostgresRegistration, PostgresBulk, WindowReads):
              "ON v.id = c.version_id WHERE v.id IS NULL) "
              "AND NOT EXISTS (SELECT 1 FROM quote q LEFT JOIN version v "
              "ON v.id = q.version_id WHERE v.source_id IS DISTINCT FROM q.source_id)"),
+            # nor these since 0024
+            ("a version, name or attempt belongs to no source",
+             "SELECT NOT EXISTS (SELECT 1 FROM version v LEFT JOIN source s "
+             "ON s.id = v.source_id WHERE s.id IS NULL) "
+             "AND NOT EXISTS (SELECT 1 FROM alias a LEFT JOIN source s "
+             "ON s.id = a.source_id WHERE s.id IS NULL) "
+             "AND NOT EXISTS (SELECT 1 FROM attempt a LEFT JOIN source s "
+             "ON s.id = a.source_id WHERE a.source_id IS NOT NULL AND s.id IS NULL)"),
         )
         problems = [what for what, sql in checks if not (self._one(sql) or (False,))[0]]
         return "; ".join(problems) or "ok"
