@@ -267,9 +267,12 @@ def test_a_ledger_as_of_0020_is_upgraded_to_0021_in_place(
         assert (again.source.id, again.source.version) == (2, 2)
         assert ledger.quotes("water boils", k=1)[0].source.id in (1, 2, 3)
         assert ledger.integrity_check() == "ok"
-    assert [fk for fk in held if fk not in _fks(url)] == [
+    assert [fk for fk in held if fk not in _fks(url)] == [  # 0021's and 0025's
+        ("alias", "alias_source_id_fkey"), ("attempt", "attempt_source_id_fkey"),
         ("passage", "passage_version_id_fkey"), ("quote", "quote_source_id_fkey"),
-        ("quote", "quote_version_id_fkey"), ("text_chunk", "text_chunk_version_id_fkey")]
+        ("quote", "quote_version_id_fkey"), ("text_chunk", "text_chunk_version_id_fkey"),
+        ("version", "version_source_id_fkey")]
+    assert _fks(url) == [("search_hit", "search_hit_source_id_fkey")]
 
 
 def test_the_ok_attempt_of_one_new_source_comes_before_the_failed_ones(url: str) -> None:
@@ -290,3 +293,62 @@ def test_the_ok_attempt_of_one_new_source_comes_before_the_failed_ones(url: str)
             ("https://a.example/", "ok", "registered as [1] version 2", 1),
             ("https://y.example/", "empty_content", "no text", None),
             ("https://b.example/", "ok", "registered as [2] version 1", 2)]
+
+
+def test_the_integrity_check_finds_versions_names_and_attempts_of_no_source(
+        url: str) -> None:
+    """0025 dropped their foreign keys to their source: the check stands in for them
+    (a large new version left under its key, which the function replaces, among them)."""
+    with Ledger(url) as ledger:
+        ledger.register(doc("https://a.example/", "Water boils at 100 degrees."))
+        assert ledger.integrity_check() == "ok"
+        strays = [("INSERT INTO version (source_id, number, text_sha256, raw_sha256, "
+                   "retrieved_at, extractor, extractor_version, meta, text, raw_size, "
+                   "raw_stored) SELECT -5, 1, text_sha256, raw_sha256, retrieved_at, "
+                   "extractor, extractor_version, meta, text, raw_size, raw_stored "
+                   "FROM version WHERE id = 1",
+                   "DELETE FROM version WHERE source_id = -5"),
+                  ("INSERT INTO alias (locator, source_id) VALUES ('https://x.example/', 9)",
+                   "DELETE FROM alias WHERE source_id = 9"),
+                  ("INSERT INTO attempt (kind, locator, at, status, message, source_id) "
+                   "VALUES ('web', 'https://x.example/', '2026-12-03', 'ok', 'x', 9)",
+                   "DELETE FROM attempt WHERE source_id = 9")]
+        for stray, undo in strays:
+            rows(url, stray)
+            assert "belongs to no source" in ledger.integrity_check()
+            rows(url, undo)
+            assert ledger.integrity_check() == "ok"
+
+
+def test_new_sources_of_one_call_are_numbered_in_order_with_their_rows(url: str) -> None:
+    """With no foreign key to hold them to their source (0025), a call of several new
+    sources (small and large versions, names, quotes) numbers them densely, in order,
+    each row under its own source's id."""
+    big = " ".join(f"Sentence {n} of the long report says the level was {n} cm."
+                   for n in range(300))
+    noise = bytes(range(256)) * 40
+    with Ledger(url) as ledger:
+        batch = [doc("https://a.example/", "Water boils at 100 degrees.",
+                     aliases=("https://a.example/old",)),
+                 Document(kind="web", locator="https://big.example/",
+                          display="https://big.example/", text=big, raw=noise),
+                 doc("https://c.example/", "Lead melts at 327 degrees.")]
+        got = [r for r in ledger.record([prepare(d) for d in batch]) if r is not None]
+        assert [(r.source.id, r.new_source) for r in got] == [(1, True), (2, True), (3, True)]
+        assert ledger.register(doc("https://d.example/", "Tin melts at 232 degrees.")
+                               ).source.id == 4
+        assert ledger.integrity_check() == "ok"
+    assert rows(url, "SELECT value FROM counter") == [(4,)]
+    assert rows(url, "SELECT id, locator FROM source ORDER BY id") == [
+        (1, "https://a.example/"), (2, "https://big.example/"), (3, "https://c.example/"),
+        (4, "https://d.example/")]
+    assert rows(url, "SELECT source_id, locator FROM alias ORDER BY locator") == [
+        (1, "https://a.example/"), (1, "https://a.example/old"),
+        (2, "https://big.example/"), (3, "https://c.example/"), (4, "https://d.example/")]
+    assert rows(url, "SELECT DISTINCT v.source_id FROM version v ORDER BY 1") == [
+        (1,), (2,), (3,), (4,)]
+    assert rows(url, "SELECT count(*) FROM quote q JOIN version v ON v.id = q.version_id "
+                     "WHERE v.source_id <> q.source_id") == [(0,)]
+    assert rows(url, "SELECT source_id, message FROM attempt ORDER BY id") == [
+        (1, "registered as [1] version 1"), (2, "registered as [2] version 1"),
+        (3, "registered as [3] version 1"), (4, "registered as [4] version 1")]

@@ -230,7 +230,8 @@ def test_a_forgotten_registration_is_sent_again_with_its_flush(
         second = ledger.register(doc("/b", "Ice melts at zero degrees."))
     assert second.source.id == 2
     # (sent once if the connection was made again meanwhile: nothing to forget there)
-    assert sent and all(names == [b"fetchledger_register", b"fetchledger_flush"]
+    assert sent and all(names == [b"fetchledger_begin", b"fetchledger_register",
+                                  b"fetchledger_commit", b"fetchledger_flush"]
                         for names in sent)
 
 
@@ -272,7 +273,7 @@ def test_fresh_ledgers_opened_by_many_processes_at_once_migrate_once(url: str) -
         ("0016_more_secret_options",), ("0017_more_secret_forms",),
         ("0018_counter_queue",), ("0019_async_numbering",), ("0020_fed_secrets",),
         ("0021_fewer_checks",), ("0022_held_out_secrets",), ("0023_stray_percent",),
-        ("0024_url_characters",)]
+        ("0024_url_characters",), ("0025_fewer_source_checks",)]
 
 
 # --- what the database holds ------------------------------------------------------------------
@@ -435,3 +436,53 @@ def test_a_connection_whose_descriptor_is_past_1024_still_writes(url: str) -> No
                           text=True, timeout=60, check=False)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == ["1 Gauge 1 read 4 metres.", "2 Gauge 2 read 4 metres."]
+
+
+def test_a_registration_is_one_send_and_one_answer(
+        url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A registration and the flush after it go to the server as one pipeline with one
+    sync: the server answers once, when the flush is done, and the writer waits for
+    that one answer (one wake-up). With a sync after each, the server answered twice
+    (the registration, then the flush, a disk write later) and the writer woke twice."""
+    from fetchledger.store import postgres
+
+    with Ledger(url) as ledger:
+        ledger.register(doc("/a", "Water boils at one hundred degrees."))
+        waits: list[int] = []
+        plain = postgres._ready
+
+        def ready(fd: int, events: int, timeout_ms: int | None = None) -> bool:
+            if timeout_ms is None:  # a wait for the server's answer
+                waits.append(events)
+            return plain(fd, events, timeout_ms)
+
+        monkeypatch.setattr(postgres, "_ready", ready)
+        each: list[list[int]] = []
+        for n in range(5):  # new sources, and new versions of a known one
+            for document in (doc(f"/n{n}", f"Sentence number {n} of the ledger."),
+                             doc("/a", f"Water boils at one hundred degrees, {n} times.")):
+                waits.clear()
+                ledger.register(document)
+                each.append(list(waits))
+    # (a connection made again, rarely, waits for its statements to be prepared too)
+    assert sum(w == [select.POLLIN] for w in each) >= 8, each
+
+
+def test_a_registration_that_fails_leaves_its_connection_usable(url: str) -> None:
+    """A registration refused inside its transaction (here: the counter held past the
+    lock timeout) rolls that transaction back: the same connection registers the next
+    source, nothing of the refused one is kept, and no id is spent."""
+    with Ledger(url, limits=Limits(ledger_busy_timeout=0.3)) as ledger:
+        ledger.register(doc("/a", "Water boils at one hundred degrees."))
+        conn = ledger._store._connection()  # type: ignore[attr-defined]
+        with psycopg.connect(url) as other:
+            other.execute("SELECT value FROM counter FOR UPDATE")
+            with pytest.raises(LedgerLocked):
+                ledger.register(doc("/b", "Ice melts at zero degrees."))
+            other.rollback()
+        assert conn.pgconn.transaction_status == psycopg.pq.TransactionStatus.IDLE
+        assert ledger._store._connection() is conn  # type: ignore[attr-defined]
+        third = ledger.register(doc("/c", "Salt lowers the freezing point."))
+    assert third.source.id == 2
+    assert rows(url, "SELECT locator FROM source ORDER BY id") == [("/a",), ("/c",)]
+    assert rows(url, "SELECT count(*) FROM version") == [(2,)]

@@ -19,11 +19,11 @@ from ..errors import LedgerCorrupt, LedgerTooNew
 from ..identity.upgrade import SourceRow, changed_meta, plan_upgrade, upgraded_display
 from ..text.passages import Passage
 from .pg_functions import (
-    REGISTER_FUNCTION,
     REGISTER_FUNCTION_0009,
     REGISTER_FUNCTION_0013,
     REGISTER_FUNCTION_0018,
     REGISTER_FUNCTION_0019,
+    REGISTER_FUNCTION_0021,
 )
 from .windows import CHUNK_INSERT, chunk_rows, reading_columns
 
@@ -631,7 +631,26 @@ def _postgres_fewer_checks(db: PgConnection) -> None:
         raise LedgerCorrupt("the ledger's version ids come from no sequence version_id_seq")
     for table, constraint in _HOT_FOREIGN_KEYS:
         db.execute(f"ALTER TABLE {table} DROP CONSTRAINT {constraint}")
-    db.execute(REGISTER_FUNCTION)
+    db.execute(REGISTER_FUNCTION_0021)
+
+
+# the foreign keys to its source of the rows every registration writes (its names, its
+# version, its ok attempt): three checks a registration, each a trigger and a query
+# that locks the source row (a new source's, written by the same statement)
+_SOURCE_FOREIGN_KEYS = (("alias", "alias_source_id_fkey"),
+                        ("attempt", "attempt_source_id_fkey"),
+                        ("version", "version_source_id_fkey"))
+
+
+def _postgres_fewer_source_checks(db: PgConnection) -> None:
+    """Less server CPU per registration (issue 12, as 0021): the foreign keys of the
+    names, versions and attempts to their source go. Only ``fetchledger_register``
+    writes them (and ``copy``, from a whole ledger), in the statement that writes or
+    finds their source; nothing deletes or renumbers a source since 0006's ids stay.
+    ``integrity_check`` finds any of them of no source (a large new version's key, which
+    the function replaces by its id, among them). The function is unchanged."""
+    for table, constraint in _SOURCE_FOREIGN_KEYS:
+        db.execute(f"ALTER TABLE {table} DROP CONSTRAINT {constraint}")
 
 
 POSTGRES_MIGRATIONS: tuple[tuple[str, Callable[[PgConnection], None]], ...] = (
@@ -658,4 +677,5 @@ POSTGRES_MIGRATIONS: tuple[tuple[str, Callable[[PgConnection], None]], ...] = (
     ("0022_held_out_secrets", _postgres_nested_secrets),  # the same again
     ("0023_stray_percent", _postgres_nested_secrets),  # and again
     ("0024_url_characters", _postgres_nested_secrets),  # and again
+    ("0025_fewer_source_checks", _postgres_fewer_source_checks),
 )

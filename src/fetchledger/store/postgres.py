@@ -84,6 +84,12 @@ T = TypeVar("T")
 _MIGRATION_LOCK = 0x6665_7463_686C  # pg_advisory_xact_lock key: "fetchl"
 _WRITE_TRIES = 5
 _FLUSH = b"fetchledger_flush"  # FLUSH, prepared
+# a statement and its flush in one pipeline (``_exec_prepared``): the statement's
+# transaction, then FLUSH's
+_BEGIN = (b"fetchledger_begin", b"BEGIN", list[bytes](), list[int]())
+_COMMIT = (b"fetchledger_commit", b"COMMIT", list[bytes](), list[int]())
+_FLUSHED = (_FLUSH, FLUSH, list[bytes](), list[int]())
+_DONE = (psycopg.pq.ExecStatus.TUPLES_OK, psycopg.pq.ExecStatus.COMMAND_OK)
 # whether the WAL is flushed as far as it is written, and how far that is; a standby
 # (in recovery: those functions would fail, and abort a transaction) counts as flushed,
 # as it is sent only WAL that its primary has flushed
@@ -225,44 +231,45 @@ class PostgresStore(PostgresRegistration, PostgresBulk, WindowReads):
         manager, dumpers and loaders) is a tenth of a registration's client CPU.
 
         ``flushed``: ``pg_functions.FLUSH`` goes with it, a transaction of its own after
-        the statement's (one round trip for both), and this returns once it is done:
-        the statement committed without waiting for the disk, and its rows are
-        answered only once they are durable."""
+        the statement's, and this returns once it is done: the statement committed
+        without waiting for the disk, and its rows are answered only once they are
+        durable. Both go as one pipeline with one sync (``BEGIN``, the statement,
+        ``COMMIT``, FLUSH): one send, and one answer for the server to send and the
+        writer to wake for, instead of one each."""
         held: _Held = self._local.held
         if held.conn is not conn:  # replaced meanwhile: this one was lost
             raise psycopg.OperationalError("the connection was lost")
-        statements = [(name, sql, list(params), list(formats))]
-        if flushed:
-            statements.append((_FLUSH, FLUSH, [], []))
-        results: list[psycopg.pq.abc.PGresult | None] = [None] * len(statements)
-        pending = list(range(len(statements)))
+        statement = (name, sql, list(params), list(formats))
+        statements = [_BEGIN, statement, _COMMIT, _FLUSHED] if flushed else [statement]
+        results: list[psycopg.pq.abc.PGresult] = []
+        pending = statements
         for _ in range(2):
-            sent = [statements[i] for i in pending]
-            self._prepare(conn, held, sent)
-            answered = self._pipeline(conn, sent) if len(sent) > 1 else [
-                self._wait(conn, functools.partial(conn.pgconn.send_query_prepared, sent[0][0],
-                                                   sent[0][2], param_formats=sent[0][3]))]
-            for i, result in zip(pending, answered, strict=True):
-                results[i] = result
+            self._prepare(conn, held, pending)
+            answered = self._pipeline(conn, pending) if flushed else [
+                self._wait(conn, functools.partial(conn.pgconn.send_query_prepared, name,
+                                                   statement[2], param_formats=statement[3]))]
+            if conn.pgconn.transaction_status == psycopg.pq.TransactionStatus.INERROR:
+                # the statement failed inside its BEGIN: nothing of it stays
+                self._wait(conn, functools.partial(conn.pgconn.send_query, b"ROLLBACK"))
+            results = results[: len(statements) - len(pending)] + answered
             # The server forgot them: psycopg sends DEALLOCATE ALL after a rollback once
             # it has prepared statements of its own (a pooler may DISCARD ALL). A
             # statement refused so did not run: prepared again, it runs once, and so
-            # does every one after it (the flush must follow what it makes durable).
-            forgotten = [n for n, result in enumerate(answered)
+            # does every one after it (the flush must follow what it makes durable);
+            # one refused inside the transaction rolled all of it back.
+            forgotten = [n for n, result in enumerate(results)
                          if _sqlstate(result) == _NO_SUCH_STATEMENT]
             if not forgotten:
                 break
-            pending = pending[forgotten[0]:]
+            pending = statements[forgotten[0] if forgotten[0] == 3 else 0:]
             held.prepared.clear()
         for done in results:
-            assert done is not None
-            if done.status != psycopg.pq.ExecStatus.TUPLES_OK:
+            if done.status not in _DONE:
                 if conn.pgconn.status == psycopg.pq.ConnStatus.BAD:
                     raise psycopg.OperationalError(
                         conn.pgconn.get_error_message() or "the connection was lost")
                 raise pg_errors.error_from_result(done)
-        first = results[0]
-        assert first is not None
+        first = results[1 if flushed else 0]
         fields = range(first.nfields)
         return [tuple(first.get_value(row, field) for field in fields)
                 for row in range(first.ntuples)]
@@ -290,18 +297,18 @@ class PostgresStore(PostgresRegistration, PostgresBulk, WindowReads):
 
     def _pipeline(self, conn: Connection, statements: Sequence[tuple[
             bytes, bytes, list[bytes], list[int]]]) -> list[psycopg.pq.abc.PGresult]:
-        """Send prepared ``statements`` at once, each a transaction of its own (a sync
-        after each: an error in one does not stop the next), and wait for all their
-        results: each one's last result, in order."""
+        """Send prepared ``statements`` at once, with one sync after them all (one send),
+        and wait for it: each one's last result, in order (after an error, the ones
+        after it are PIPELINE_ABORTED)."""
         pgconn = conn.pgconn
 
         def send() -> None:
             pgconn.enter_pipeline_mode()
             for statement, _, params, formats in statements:
                 pgconn.send_query_prepared(statement, params, param_formats=formats)
-                pgconn.pipeline_sync()
+            pgconn.pipeline_sync()
 
-        results = self._wait(conn, send, syncs=len(statements))
+        results = self._wait(conn, send, queries=len(statements))
         pgconn.exit_pipeline_mode()
         return results
 
@@ -312,18 +319,19 @@ class PostgresStore(PostgresRegistration, PostgresBulk, WindowReads):
     @staticmethod
     @overload
     def _wait(conn: Connection, send: Callable[[], None],
-              syncs: int) -> list[psycopg.pq.abc.PGresult]: ...
+              queries: int) -> list[psycopg.pq.abc.PGresult]: ...
 
     @staticmethod
-    def _wait(conn: Connection, send: Callable[[], None], syncs: int = 0) -> Any:
+    def _wait(conn: Connection, send: Callable[[], None], queries: int = 0) -> Any:
         """Send one query on ``conn`` (a non-blocking libpq connection) and wait for its
-        last result (or, ``syncs`` > 0, for a pipeline's ``syncs`` syncs: the last result
-        of each of its queries); interrupted (Ctrl-C), the query is cancelled and the
-        connection closed, so the server rolls the statement back."""
+        last result (or, ``queries`` > 0, for a pipeline of that many queries and one
+        sync: the last result of each); interrupted (Ctrl-C), the query is cancelled
+        and the connection closed, so the server rolls the statement back."""
         pgconn = conn.pgconn
         fd = pgconn.socket
         last = None
         lasts: list[psycopg.pq.abc.PGresult] = []
+        synced = False
         try:
             send()
             while pgconn.flush():
@@ -334,25 +342,28 @@ class PostgresStore(PostgresRegistration, PostgresBulk, WindowReads):
                     _ready(fd, select.POLLIN)
                     pgconn.consume_input()
                 result = pgconn.get_result()
-                if result is not None and result.status == psycopg.pq.ExecStatus.PIPELINE_SYNC:
-                    lasts.append(last)  # type: ignore[arg-type]  # checked below
-                    last = None
-                    if len(lasts) == syncs:
+                if result is None:  # the end of a query's results
+                    if queries and last is not None:
+                        lasts.append(last)
+                        last = None
+                    elif not queries or pgconn.status == psycopg.pq.ConnStatus.BAD:
                         break
-                elif result is not None:
-                    last = result
-                elif not syncs or pgconn.status == psycopg.pq.ConnStatus.BAD:
+                elif result.status == psycopg.pq.ExecStatus.PIPELINE_SYNC:
+                    synced = True
                     break
+                else:
+                    last = result
         except BaseException:
             if pgconn.status == psycopg.pq.ConnStatus.OK:
                 with suppress(Exception):
                     pgconn.get_cancel().cancel()
             conn.close()
             raise
-        if (last is None and not syncs) or None in lasts or len(lasts) < syncs:
+        if (last is None and not queries) or (queries and (
+                not synced or len(lasts) != queries)):
             raise psycopg.OperationalError(pgconn.get_error_message()
                                            or "the connection was lost")
-        return lasts if syncs else last
+        return lasts if queries else last
 
     def _scrub(self, text: str) -> str:
         return text.replace(self._password, REDACTED) if self._password else text
@@ -729,6 +740,14 @@ class PostgresStore(PostgresRegistration, PostgresBulk, WindowReads):
              "ON v.id = c.version_id WHERE v.id IS NULL) "
              "AND NOT EXISTS (SELECT 1 FROM quote q LEFT JOIN version v "
              "ON v.id = q.version_id WHERE v.source_id IS DISTINCT FROM q.source_id)"),
+            # nor these since 0025
+            ("a version, name or attempt belongs to no source",
+             "SELECT NOT EXISTS (SELECT 1 FROM version v LEFT JOIN source s "
+             "ON s.id = v.source_id WHERE s.id IS NULL) "
+             "AND NOT EXISTS (SELECT 1 FROM alias a LEFT JOIN source s "
+             "ON s.id = a.source_id WHERE s.id IS NULL) "
+             "AND NOT EXISTS (SELECT 1 FROM attempt a LEFT JOIN source s "
+             "ON s.id = a.source_id WHERE a.source_id IS NOT NULL AND s.id IS NULL)"),
         )
         problems = [what for what, sql in checks if not (self._one(sql) or (False,))[0]]
         return "; ".join(problems) or "ok"
