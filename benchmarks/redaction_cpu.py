@@ -15,6 +15,8 @@ same run, so figures of machines of different speed compare.
     python benchmarks/redaction_cpu.py [--baseline REF] [--repeat N] [--rounds N]
                                        [--all] [--shape TEXT]
 
+Branch secretcpu5 (14:38 UTC, load 8.9-9.7, calibrated, main -> branch): nested
+sh -c "sh -c '...'" 57.1 -> 50.4, 57.2 -> 51.3 (docs/reliability.md, secretcpu5).
 Session 11 (14:21 UTC, load 3.7, calibrated, main -> branch): fed expect 62.3 -> 50.6, fed
 heredocs 67.0 -> 56.4, fed echo | sudo -S 63.7 -> 59.5, fed V_N 68.9 -> 63.6, fed connect 80.4 ->
 76.3 (docs/reliability.md, session 11). Session 9 (08:52 UTC, load 14.5-17: relative figures),

@@ -48,6 +48,7 @@ from itertools import accumulate, compress, count
 from operator import itemgetter, lt, ne
 from typing import cast
 
+from . import absent
 from . import fed_secrets as fed
 from .command_kinds import HOLE, BareTemplate, bare_template, masked, redactor, shapes_marked
 from .command_programs import (
@@ -301,7 +302,11 @@ def redact_argv_each(argv: Sequence[str], marks: Sequence[Mark],
     def redact(mark: Mark, found: list[str]) -> list[str]:
         return _scrub_marked(_redact_words(list(argv), found, mark, depth=0), found, mark)
 
-    return redacted_each(redact, marks, secrets, recordable=not any("\0" in word for word in argv))
+    try:
+        return redacted_each(redact, marks, secrets,
+                             recordable=not any("\0" in word for word in argv))
+    finally:
+        absent.forget()  # (the long texts the hints kept: none of this line stays)
 
 
 def _redact_words(words: Sequence[str], found: list[str], mark: Mark, depth: int,
@@ -496,8 +501,11 @@ def redact_command_text_each(text: str, marks: Sequence[Mark],
     """:func:`redact_command_text` with each of ``marks``: the rules run once."""
     if not _could_hold_secrets(text):
         return [text for _ in marks]
-    each = redacted_each(lambda mark, found: [_redact_script(text, found, mark, depth=0)], marks,
-                 secrets, recordable="\0" not in text)
+    try:
+        each = redacted_each(lambda mark, found: [_redact_script(text, found, mark, depth=0)],
+                             marks, secrets, recordable="\0" not in text)
+    finally:
+        absent.forget()
     return [words[0] for words in each]
 
 

@@ -40,6 +40,7 @@ from collections.abc import Callable, Sequence
 from functools import lru_cache
 
 from . import written_secrets as written
+from .absent import AbsentHint
 from .code_secrets import call_aliases, call_secrets, default_secrets, may_alias, may_default
 from .secrets import Mark, is_secret_name, scrub
 from .shellwords import shell_commands
@@ -55,13 +56,14 @@ _STDIN_HINT = re.compile(
     r"stdin|with-token|passwd|kinit|sshpass|cryptsetup|htpasswd|sudo|doas|secrets?\b|pdbedit"
     r"|/dev/fd/0|-fd\b|vault|aws|credential|read\b|tee\b")  # (no \b first: a slow scan)
 _SEND_HINT = re.compile(r"(?<![\w$-])(?:exp_send|send|sendline)\b")
-_SQL_HINT = re.compile(r"(?i)conn(?:ect|\b)|identified")
+# (.absent: `conn\b` looks one character past its match; none is longer than 10)
+_SQL_HINT = AbsentHint(re.compile(r"(?i)conn(?:ect|\b)|identified"), 10)
 
 
 def _may_sql(text: str) -> bool:
     """Whether :func:`_sql_secrets` may find something: a logon or an ``IDENTIFIED``, or
     MySQL's ``PASSWORD('PW')`` (a substring test first: a case-blind scan is slow)."""
-    return _SQL_HINT.search(text) is not None or (
+    return _SQL_HINT(text) or (
         ("assword" in text or "ASSWORD" in text) and _PASSWORD_CALL.search(text) is not None)
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from operator import add, itemgetter
 
+from .absent import AbsentHint
 from .secrets import Mark, is_secret_name
 
 __all__ = ["SQL_PASSWORD", "quoted_values_found", "redact_quoted_values", "sql_password"]
@@ -28,21 +29,21 @@ SQL_PASSWORD = re.compile(r"(?i:password|passwd|identified\s+by)\s+[\"']")
 # What any match of SQL_PASSWORD holds, spelled with each character that its
 # case-insensitive letters match (the long s, dotted and dotless i too): a pattern with
 # no case folding, many times faster over a long text where the words are not
-_SQL_HINT = re.compile("[pP][aA][sSſ][sSſ][wW]|[iIİı][dD][eE][nN][tT]").search
+_SQL_HINT = AbsentHint(re.compile("[pP][aA][sSſ][sSſ][wW]|[iIİı][dD][eE][nN][tT]"), 0)
 # What any keyed quote of _KEYED_QUOTE_VALUE but SQL's holds: `:` or `=`, then a quote
-_QUOTE_AFTER = re.compile(r"""[:=]\s*["']""").search
+_QUOTE_AFTER = AbsentHint(re.compile(r"""[:=]\s*["']"""), 0)  # (.absent: a nested level)
 HINTS = True  # (tests turn them off to compare)
 
 
 def _may_open(text: str) -> bool:
     """False when no keyed quote (of :data:`_KEYED_QUOTE` or :data:`_KEYED_QUOTE_VALUE`)
     can open in ``text``: neither hint is in it (C-level scans much faster than theirs)."""
-    return not HINTS or _QUOTE_AFTER(text) is not None or _SQL_HINT(text) is not None
+    return not HINTS or _QUOTE_AFTER(text) or _SQL_HINT(text)
 
 
 def sql_password(text: str) -> bool:
     """Whether :data:`SQL_PASSWORD` is found in ``text`` (asked after its hint)."""
-    return (not HINTS or _SQL_HINT(text) is not None) and SQL_PASSWORD.search(text) is not None
+    return (not HINTS or _SQL_HINT(text)) and SQL_PASSWORD.search(text) is not None
 # The same places, with the value after the opening quote when it is simple (closed by
 # the same quote, no backslash, and its closing quote not one of a name inside it, as in
 # `"k": "password"="V"`); else the lone opening quote.
