@@ -57,6 +57,7 @@ from .errors import (
 )
 from .identity.commands import command_line
 from .identity.secrets import shown_url
+from .inputs import MAX_DRAFT, MAX_INPUT_LIST, read_named_text
 from .ledger import Ledger, copy_ledger
 from .models import (
     Attempt,
@@ -87,6 +88,8 @@ from .replay import chosen_sources
 from .shapes import SHAPES, json_schema
 
 __all__ = [
+    "MAX_DRAFT",
+    "MAX_INPUT_LIST",
     "SHAPES",
     "Attempt",
     "BadInput",
@@ -160,6 +163,7 @@ __all__ = [
     "parse_passage_range",
     "printable_json",
     "read_batch_inputs",
+    "read_named_text",
     "read_search_results",
     "refresh_exit_code",
     "resolve_ledger_path",

@@ -114,6 +114,12 @@ def resolve_ledger_path(
     else a new ``./.fetchledger/ledger.db``. A PostgreSQL URL (see
     :func:`is_database_url`) is returned as given, a str; anything else is a file."""
     env = os.environ if env is None else env
+    if explicit is not None and not os.fspath(explicit).strip():
+        from .errors import InvalidArgument  # an empty --ledger is not "no --ledger"
+
+        raise InvalidArgument("the ledger path is empty",
+                              hint="name a ledger file or a PostgreSQL URL, or leave the "
+                                   "ledger option out to use the nearest one")
     cwd = (cwd or Path.cwd()).absolute()
     for given in (explicit, env.get(ENV_LEDGER)):
         if given and is_database_url(given):

@@ -32,6 +32,7 @@ from urllib.parse import quote
 from ..config import MAX_SECONDS, MAX_SNIPPETS, MIN_SECONDS, seconds_message
 from ..errors import InvalidArgument, InvalidPath
 from ..identity.urls import redact_url
+from ..inputs import MAX_REQUEST_BODY, read_named
 
 if TYPE_CHECKING:
     from ..net.client import HTTPRequest
@@ -270,12 +271,15 @@ def _read_data_file(spec: str, *, strip_newlines: bool, read_stdin: Callable[[],
     if name == "-":
         data = read_stdin()
     else:
+        if not name:
+            raise InvalidPath(f"the file name after @ is empty (curl reads {what} from @FILE)")
         try:
-            data = Path(name).expanduser().read_bytes()
-        except FileNotFoundError as exc:
-            raise InvalidPath(f"no such file: {name} (curl reads {what} from @FILE)") from exc
-        except OSError as exc:
-            raise InvalidPath(f"cannot read {name}: {exc.strerror or exc}") from exc
+            data = read_named(str(Path(name).expanduser()), what=f"request {what} file",
+                              cap=MAX_REQUEST_BODY, too_large=InvalidPath)
+        except InvalidPath as exc:
+            if exc.message.startswith("no such file"):
+                raise InvalidPath(f"{exc.message} (curl reads {what} from @FILE)") from exc
+            raise
     return data.replace(b"\r", b"").replace(b"\n", b"") if strip_newlines else data
 
 

@@ -77,6 +77,8 @@ def file_locator(path: str | os.PathLike[str]) -> Path:
     Raises InvalidPath (bad input, exit 2) for a missing path, a directory,
     a device or pipe, or a path that cannot be resolved.
     """
+    if not os.fspath(path):  # Path("") is the working directory
+        raise InvalidPath("the file name is empty", hint="name a file")
     given = Path(path).expanduser()
     try:
         resolved = given.resolve(strict=True)
@@ -105,6 +107,9 @@ def file_locator(path: str | os.PathLike[str]) -> Path:
 _HOST_NAME = re.compile(r"^[a-z0-9_-]+(?:\.[a-z0-9_-]+)*\.?$")
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+# what "did you mean https://…" may be offered for: a host name first, no blanks or quotes
+# (never for `[1,2]` or a quoted URL, where it made `https://"http://…"`)
+_LOOKS_LIKE_HOST = re.compile(r"[\w-]+(?:\.[\w-]+)+(?::[0-9]+)?(?:[/?#][^\s\"'<>]*)?\Z")
 
 
 def parse_http_url(url: str) -> httpx.URL:
@@ -120,8 +125,10 @@ def parse_http_url(url: str) -> httpx.URL:
         raise InvalidURL(f"the URL {shown_url(text)} contains control characters")
     scheme = _SCHEME.match(text)
     if scheme is None:
+        guess = shown_url(text).lstrip("/")
         raise InvalidURL(f"{shown_url(text)} is not a URL (no http:// or https://)",
-                         hint=f"did you mean https://{shown_url(text).lstrip('/')} ?")
+                         hint=f"did you mean https://{guess} ?" if _LOOKS_LIKE_HOST.match(guess)
+                         else "a URL starts with http:// or https://")
     if scheme.group(1).lower() not in ("http", "https"):
         raise InvalidURL(f"only http and https URLs can be fetched, not {scheme.group(1)}:"
                          f" ({shown_url(text)})",
@@ -166,6 +173,9 @@ def _check_port(text: str) -> None:
     if not match:
         return
     hostport = match.group(2).rpartition("@")[2]
+    if hostport.startswith("[") and "]" not in hostport:  # http://[::1 is no port ':1'
+        raise InvalidURL(f"the URL {shown_url(text)} opens an IPv6 address with [ and "
+                         "never closes it with ]")
     after = hostport.rpartition("]")[2] if hostport.startswith("[") else hostport
     _, colon, port = after.partition(":")
     if colon and not _PORT.fullmatch(port):
