@@ -53,7 +53,8 @@ TESTS = ["tests/test_hardening_giants.py", "tests/test_hardening_fuzz.py",
          # sessions 6-8: options, glued passwords, URL values by name and shape, secrets
          # fed on stdin, typed to prompts, in SQL, by place and in code
          "tests/test_redteam_variants.py", "tests/test_fed_secrets.py",
-         "tests/test_heldout_secrets.py"]  # session 9: held-out variants of the secrets
+         "tests/test_heldout_secrets.py",  # session 9: held-out variants of the secrets
+         "tests/test_heldout_errors.py"]  # session 11: held-out odd inputs, clean errors
 
 # Issue 13's classes, by the test files that try their variants (the table of results).
 ISSUE_13_CLASSES = {
@@ -62,7 +63,8 @@ ISSUE_13_CLASSES = {
          "tests/test_identity_upgrade.py"],
     "forged output (every field, every output path)":
         ["tests/test_forged_output.py", "tests/test_injection.py"],
-    "clean errors (numbers, --json, read-only verbs, outputs)": ["tests/test_clean_errors.py"],
+    "clean errors (numbers, --json, read-only verbs, outputs, odd inputs)":
+        ["tests/test_clean_errors.py", "tests/test_heldout_errors.py"],
     "nothing left running (every death, every child, the browser)":
         ["tests/test_lifetimes.py", "tests/web/test_browser_lifetimes.py"],
     "secrets (names, echoes, shell forms, shapes, fed on stdin, linear time)":
