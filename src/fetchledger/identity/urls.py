@@ -36,6 +36,7 @@ from urllib.parse import unquote
 
 from ..errors import InvalidPath, InvalidURL
 from ..hints import Hint
+from ..inputs import path_error
 from .addresses import parse_ip_host
 from .secrets import (
     REDACTED,
@@ -84,7 +85,9 @@ def file_locator(path: str | os.PathLike[str]) -> Path:
         resolved = given.resolve(strict=True)
     except FileNotFoundError as exc:
         raise InvalidPath(f"no such file: {path}") from exc
-    except (OSError, RuntimeError) as exc:  # symlink loops, permission on a parent
+    except OSError as exc:  # too long, a loop, a file as a folder, permission on a parent
+        raise path_error(os.fspath(path), exc, verb="resolve") from exc
+    except RuntimeError as exc:  # a symlink loop, as pathlib reports it
         raise InvalidPath(f"cannot resolve {path}: {exc}") from exc
     try:
         str(resolved).encode("utf-8")
