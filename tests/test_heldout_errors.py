@@ -130,6 +130,10 @@ ROWS: dict[str, Row] = {
                                 status="ledger_error", says="not a regular file"),
     "--ledger symlink loop read": row("--ledger", "loop1", "read", "note.txt", code=4,
                                       status="ledger_error", says="loop of symbolic links"),
+    "--ledger FILE/l.db read": row("--ledger", "note.txt/l.db", "read", "note.txt", code=4,
+                                   status="ledger_error", says="is a file, not a folder"),
+    "--ledger FIFO/l.db read": row("--ledger", "fifo/l.db", "read", "note.txt", code=4,
+                                   status="ledger_error", says="is a file, not a folder"),
     "--ledger non-UTF-8 list": row("--ledger", BAD_UTF8, "list", code=4, status="no_ledger",
                                    says="no ledger", absent=BAD_UTF8),
     "--ledger non-UTF-8 show": row("--ledger", BAD_UTF8, "show", "1", code=4,
@@ -331,6 +335,34 @@ def test_a_ledger_named_in_bytes_that_are_not_utf8_is_read_as_it_was_written(
                             ledger=tmp_path / "unused.db")
         assert shown.code == 0 and "Traceback" not in shown.stderr, (args, shown.stderr)
         assert "note.txt" in shown.stdout, shown.stdout
+
+
+@pytest.mark.parametrize("becomes", ["fifo", "device"])
+def test_refresh_of_a_file_that_became_a_fifo_or_device_does_not_hang(
+        tmp_path: Path, becomes: str) -> None:
+    """`refresh` re-reads a file source's stored path without identifying it again: a
+    FIFO there hung it for ever (the open waits for a writer), a device was read to its
+    cap. Now it is the failed refresh of a vanished file (exit 3, an attempt, the
+    source's versions kept), at once."""
+    note = tmp_path / "note.txt"
+    note.write_text("Water boils at 100 degrees at sea level.\n")
+    ledger = tmp_path / "ledger.db"
+    _write_ledger(ledger, note)
+    note.unlink()
+    if becomes == "fifo":
+        os.mkfifo(note)
+    else:
+        os.mknod(note, 0o666 | stat.S_IFCHR, os.makedev(1, 5))  # as /dev/zero
+    for as_json in (False, True):
+        ran = fetchledger([*(["--json"] if as_json else []), "refresh", "1"], cwd=tmp_path,
+                          ledger=ledger)
+        assert ran.code == 3 and "Traceback" not in ran.stderr, (ran.code, ran.stderr)
+        lines = ran.stderr.splitlines()
+        assert len(lines) == 1 and "not a regular file" in lines[0], lines
+        if as_json:
+            assert "not a regular file" in json.loads(ran.stdout)["error"]["message"]
+    with sqlite3.connect(ledger) as db:
+        assert db.execute("SELECT count(*) FROM version").fetchone()[0] == 1
 
 
 # --- batch goes on past odd lines ---------------------------------------------------------------

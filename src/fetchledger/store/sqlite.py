@@ -107,6 +107,10 @@ class SQLiteStore(WindowReads):
             return
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
+        except (FileExistsError, NotADirectoryError) as exc:  # a file where a folder goes
+            raise LedgerError(
+                f"cannot create the ledger folder {shown_name(str(path.parent))}: a part of "
+                "the path is a file, not a folder", path=str(path)) from exc
         except OSError as exc:
             raise LedgerReadOnly(
                 f"cannot create the ledger folder {path.parent}: {exc.strerror}", path=str(path)
