@@ -52,11 +52,12 @@ class Row:
     says: str = ""  # a word the error line must hold (what is wrong, not only that)
     per_input: bool = False  # the verb prints the §5 array under --json
     absent: str = ""  # a path that must not exist afterwards (nothing created)
+    closed: bool = False  # run with standard input closed (`<&-`)
 
 
 def row(*args: str, code: int = 2, status: str = "invalid_path", says: str = "",
-        per_input: bool = False, absent: str = "") -> Row:
-    return Row(tuple(args), code, status, says, per_input, absent)
+        per_input: bool = False, absent: str = "", closed: bool = False) -> Row:
+    return Row(tuple(args), code, status, says, per_input, absent, closed)
 
 
 ROWS: dict[str, Row] = {
@@ -143,6 +144,15 @@ ROWS: dict[str, Row] = {
                              per_input=True),
     "fetch http://[::1/x": row("fetch", "http://[::1/x", status="invalid_url", says="]",
                                per_input=True),
+    # standard input closed (`<&-`): Python has no sys.stdin, and every reader of `-`
+    # failed with a traceback (AttributeError: 'NoneType' object has no attribute 'buffer')
+    **{f"{' '.join(args)} stdin closed": row(*args, status="invalid_argument",
+                                             says="standard input is closed", closed=True)
+       for args in (("check", "-"), ("render", "-"), ("batch", "-"), ("ingest", "-"),
+                    ("export", "--format", "csl-json", "-o", "o.json", "--cited-by", "-"),
+                    ("curl", "-d", "@-", "http://h.invalid/"), ("mcp",))},
+    "read - stdin closed": row("read", "-", "--label", "x", status="invalid_argument",
+                      says="standard input is closed", closed=True),
     # held on main (guards of the same classes)
     "read DIR": row("read", "adir", says="directory", per_input=True),
     "read symlink loop": row("read", "loop1", per_input=True),
@@ -248,10 +258,12 @@ class Ran:
 
 
 def fetchledger(args: tuple[str, ...] | list[str], *, cwd: Path, ledger: Path,
-                stdin: bytes = b"") -> Ran:
+                stdin: bytes = b"", closed: bool = False) -> Ran:
     env = {k: v for k, v in os.environ.items() if not k.startswith("FETCHLEDGER_")}
     env["FETCHLEDGER_LEDGER"] = str(ledger)
     argv = [os.fsencode(sys.executable), b"-m", b"fetchledger", *map(os.fsencode, args)]
+    if closed:  # the shell closes descriptor 0, then becomes fetchledger
+        argv = [b"sh", b"-c", b'exec "$@" <&-', b"sh", *argv]
     started = time.monotonic()
     try:
         done = subprocess.run(argv, cwd=cwd, env=env, input=stdin, capture_output=True,
@@ -283,7 +295,7 @@ def test_odd_input(odd: Path, name: str, as_json: bool) -> None:
     ledger = odd / "ledger.db"
     before = snapshot(ledger)
     args = ("--json", *spec.args) if as_json else spec.args
-    ran = fetchledger(args, cwd=odd, ledger=ledger)
+    ran = fetchledger(args, cwd=odd, ledger=ledger, closed=spec.closed)
     made = [p for p in (odd / ".fetchledger", *([odd / spec.absent] if spec.absent else []))
             if p.exists() or p.is_symlink()]
     for path in made:  # (removed, so that the next row starts from the same folder)

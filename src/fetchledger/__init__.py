@@ -57,7 +57,7 @@ from .errors import (
 )
 from .identity.commands import command_line
 from .identity.secrets import shown_url
-from .inputs import MAX_DRAFT, MAX_INPUT_LIST, read_named_text
+from .inputs import MAX_DRAFT, MAX_INPUT_LIST, read_named_text, standard_input
 from .ledger import Ledger, copy_ledger
 from .models import (
     Attempt,
@@ -168,6 +168,7 @@ __all__ = [
     "refresh_exit_code",
     "resolve_ledger_path",
     "shown_url",
+    "standard_input",
     "tool_error_lines",
     "warning_line",
 ]

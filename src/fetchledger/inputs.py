@@ -25,7 +25,7 @@ from typing import BinaryIO
 from .errors import BadInput, InvalidArgument, InvalidPath
 
 __all__ = ["MAX_DRAFT", "MAX_INPUT_LIST", "MAX_REQUEST_BODY", "path_error", "read_named",
-           "read_named_text", "shown_name"]
+           "read_named_text", "shown_name", "standard_input"]
 
 MAX_DRAFT = 64 << 20  # bytes: a draft is read whole
 MAX_INPUT_LIST = 256 << 20  # bytes of one batch or ingest input list
@@ -72,7 +72,7 @@ def read_named(name: str, *, what: str, cap: int, stdin: BinaryIO | None = None,
     ``cap`` of them: ``too_large`` (exit 2) past it, InvalidPath (exit 2) for a name that
     names no regular file (see the module's docstring)."""
     if name == "-":
-        source = stdin if stdin is not None else sys.stdin.buffer
+        source = stdin if stdin is not None else standard_input()
         return _capped(source.read(cap + 1), name, what, cap, too_large)
     if not name:
         raise InvalidPath(f"the {what} file name is empty", hint="name a file, or - for "
@@ -101,6 +101,17 @@ def read_named(name: str, *, what: str, cap: int, stdin: BinaryIO | None = None,
         except OSError as exc:
             raise path_error(name, exc) from exc
     return _capped(data, name, what, cap, too_large)
+
+
+def standard_input(closed: str = "so - reads nothing") -> BinaryIO:
+    """The process's standard input as bytes; InvalidArgument (exit 2) when it is closed
+    (``<&-``: Python then has no ``sys.stdin``, and each reader of ``-`` failed with a
+    traceback)."""
+    stream = sys.stdin
+    if stream is None or getattr(stream, "buffer", None) is None:
+        raise InvalidArgument(f"standard input is closed, {closed}",
+                              hint="pipe the input in, or name a file")
+    return stream.buffer
 
 
 def read_named_text(name: str, *, what: str, cap: int, stdin: BinaryIO | None = None,

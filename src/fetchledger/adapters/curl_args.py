@@ -22,7 +22,6 @@ fetchledger's own options may stand anywhere among them: ``--ledger PATH``,
 from __future__ import annotations
 
 import base64
-import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -32,7 +31,7 @@ from urllib.parse import quote
 from ..config import MAX_SECONDS, MAX_SNIPPETS, MIN_SECONDS, seconds_message
 from ..errors import InvalidArgument, InvalidPath
 from ..identity.urls import redact_url
-from ..inputs import MAX_REQUEST_BODY, read_named
+from ..inputs import MAX_REQUEST_BODY, read_named, standard_input
 
 if TYPE_CHECKING:
     from ..net.client import HTTPRequest
@@ -317,7 +316,7 @@ def parse_curl_args(args: Sequence[str], *,
                     read_stdin: Callable[[], bytes] | None = None) -> CurlCommand:
     """A CurlCommand from curl's arguments; InvalidArgument (exit 2) for what curl
     would reject or fetchledger does not support."""
-    stdin = read_stdin or (sys.stdin.buffer.read)
+    stdin = read_stdin or (lambda: standard_input().read())  # (only when @- is given)
     for number, arg in enumerate(args, 1):  # bytes that are not UTF-8 (lone surrogates)
         if not arg.isascii():
             try:
