@@ -23,6 +23,8 @@ __all__ = [
     "check_count",
     "check_seconds",
     "is_database_url",
+    "is_file_there",
+    "names_ledger_file",
     "resolve_ledger_path",
     "seconds_message",
 ]
@@ -142,6 +144,23 @@ def ledger_files(location: Path | str) -> frozenset[Path]:
     base = location.resolve()
     return frozenset({base, *(base.with_name(base.name + suffix)
                                for suffix in ("-wal", "-shm", "-journal"))})
+
+
+def names_ledger_file(target: Path, location: Path | str) -> bool:
+    """True when ``target`` (links followed) is one of :func:`ledger_files`; False for a
+    name that cannot be resolved (a loop of links, too long): it names none of them."""
+    try:
+        return target.resolve() in ledger_files(location)
+    except (OSError, RuntimeError, ValueError):
+        return False
+
+
+def is_file_there(path: Path) -> bool:
+    """``path.is_file()``, False for a name the file system refuses (too long, a NUL)."""
+    try:
+        return path.is_file()
+    except (OSError, ValueError):
+        return False
 
 
 def _absolute(path: Path, cwd: Path) -> Path:
