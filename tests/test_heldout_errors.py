@@ -190,6 +190,14 @@ ROWS: dict[str, Row] = {
     "--ledger postgres no database": row(
         "--ledger", "postgresql://postgres@127.0.0.1:5432/fetchledger_no_such_db", "list",
         code=4, status="ledger_error"),
+    # bytes that are not UTF-8 in a PostgreSQL URL: a traceback from libpq's parser
+    "--ledger postgres non-UTF-8 user": row(
+        "--ledger", "postgresql://" + b"\xff".decode("utf-8", "surrogateescape")
+        + "@127.0.0.1:5432/x", "list", code=4, status="ledger_error", says="not valid UTF-8"),
+    "--ledger postgres non-UTF-8 database read": row(
+        "--ledger", "postgresql://postgres@127.0.0.1:5432/"
+        + b"\xff".decode("utf-8", "surrogateescape"), "read", "note.txt", code=4,
+        status="ledger_error", says="not valid UTF-8"),
     "fetch http://h:-1/": row("fetch", "http://h:-1/", status="invalid_url", per_input=True),
     "fetch javascript:": row("fetch", "javascript:alert(1)", status="invalid_url",
                              per_input=True),
