@@ -445,6 +445,57 @@ def test_batch_goes_on_past_odd_lines(site: str, tmp_path: Path, as_json: bool) 
         assert all(set(p["error"]) >= {"status", "message"} for p in printed if "error" in p)
 
 
+DEEP = "[" * 100_000 + "]" * 100_000  # nested deeper than Python's JSON parser goes
+
+
+class _DeepJSON(BaseHTTPRequestHandler):
+    def do_GET(self) -> None:
+        body = DEEP.encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+def test_json_nested_too_deeply_is_a_clean_error(tmp_path: Path) -> None:
+    """`[[[[…` 100,000 deep: `ingest` of such a file, a batch line holding it, and a JSON
+    page served so were each a traceback (RecursionError). Now: bad input (exit 2, nothing
+    recorded) for what the user gave, a `corrupt` attempt (exit 3) for a page."""
+    (tmp_path / "deep.json").write_text(DEEP)
+    (tmp_path / "deep2.json").write_text('{"results": ' + DEEP + "}")
+    (tmp_path / "lines.txt").write_text('{"url": ' + DEEP + "}\n")
+    ledger = tmp_path / "ledger.db"
+    for args in (["ingest", "deep.json"], ["ingest", "deep2.json"], ["batch", "lines.txt"]):
+        for as_json in (False, True):
+            ran = fetchledger([*(["--json"] if as_json else []), *args], cwd=tmp_path,
+                              ledger=ledger)
+            assert ran.code == 2 and "Traceback" not in ran.stderr, (args, ran.stderr[-300:])
+            assert "nested too deeply" in ran.stderr.splitlines()[0], ran.stderr
+            if as_json:
+                assert "nested too deeply" in json.loads(ran.stdout)["error"]["message"]
+    if ledger.exists():  # (batch opens the ledger; nothing may be recorded)
+        with sqlite3.connect(ledger) as db:
+            assert db.execute("SELECT count(*) FROM attempt").fetchone()[0] == 0
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _DeepJSON)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/deep.json"
+        ran = fetchledger(["--allow-private", "fetch", url], cwd=tmp_path, ledger=ledger)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert ran.code == 3 and "Traceback" not in ran.stderr, ran.stderr[-300:]
+    assert "nested too deeply" in ran.stderr, ran.stderr
+    with sqlite3.connect(ledger) as db:
+        assert db.execute("SELECT count(*) FROM source").fetchone()[0] == 0
+        assert db.execute("SELECT status FROM attempt").fetchall() == [("corrupt",)]
+
+
 # --- MCP: odd arguments are tool errors, and the server serves on -------------------------------
 
 MCP_CALLS: dict[str, tuple[str, dict[str, Any], str]] = {
@@ -474,6 +525,9 @@ MCP_CALLS: dict[str, tuple[str, dict[str, Any], str]] = {
     "render style bogus": ("render", {"text": "x [1]", "style": "bogus"}, "invalid_argument: "),
     "http_request method ''": ("http_request", {"method": "", "url": "http://h/"},
                                "invalid_argument: "),
+    "ingest JSON nested too deeply": ("ingest", {"results": '{"results": ' + "[" * 100_000
+                                                + "]" * 100_000 + "}"},
+                                      "invalid_argument: results is not valid JSON: nested"),
 }
 
 
