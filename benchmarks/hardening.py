@@ -54,9 +54,9 @@ TESTS = ["tests/test_hardening_giants.py", "tests/test_hardening_fuzz.py",
          # fed on stdin, typed to prompts, in SQL, by place and in code
          "tests/test_redteam_variants.py", "tests/test_fed_secrets.py",
          "tests/test_heldout_secrets.py",  # session 9: held-out variants of the secrets
-         # session 11: held-out output, identity and lifetimes
+         # session 11: held-out output, identity, lifetimes, odd inputs (clean errors)
          "tests/test_heldout_output.py", "tests/web/test_heldout_identity.py",
-         "tests/test_heldout_lifetimes.py"]
+         "tests/test_heldout_lifetimes.py", "tests/test_heldout_errors.py"]
 
 # Issue 13's classes, by the test files that try their variants (the table of results).
 ISSUE_13_CLASSES = {
@@ -66,7 +66,8 @@ ISSUE_13_CLASSES = {
     "forged output (every field, every output path)":
         ["tests/test_forged_output.py", "tests/test_injection.py",
          "tests/test_heldout_output.py"],
-    "clean errors (numbers, --json, read-only verbs, outputs)": ["tests/test_clean_errors.py"],
+    "clean errors (numbers, --json, read-only verbs, outputs, odd inputs)":
+        ["tests/test_clean_errors.py", "tests/test_heldout_errors.py"],
     "nothing left running (every death, every child, the browser)":
         ["tests/test_lifetimes.py", "tests/web/test_browser_lifetimes.py",
          "tests/test_heldout_lifetimes.py"],

@@ -348,13 +348,31 @@ def test_an_endless_input_is_refused_at_its_cap(run_cli: Any, filled: Path,
                                                 monkeypatch: pytest.MonkeyPatch,
                                                 args: list[str]) -> None:
     """A draft or an input list that never ends (a device: /dev/zero) was read for ever,
-    its memory growing; it stops at the cap (64 MiB of draft, 256 MiB of inputs), exit 2."""
+    its memory growing. A device is now refused before it is opened (session 11: every
+    named input is a regular file, `fetchledger.inputs`); a regular file stops at the
+    cap (64 MiB of draft, 256 MiB of inputs), exit 2 (below)."""
     monkeypatch.chdir(filled.parent)
     started = time.monotonic()
     result = run_cli("--json", *args)
     assert result.exit_code == 2, (result.stdout, result.stderr)
-    assert "too large" in _error_object(result.stdout)["error"]["message"]
+    assert "not a regular file" in _error_object(result.stdout)["error"]["message"]
     assert time.monotonic() - started < 30
+    assert not (filled.parent / "out.json").exists()
+
+
+@pytest.mark.parametrize("verb", [["check"], ["render"],
+                                  ["export", "--format", "csl-json", "-o", "out.json",
+                                   "--cited-by"]])
+def test_a_draft_over_its_cap_is_refused(run_cli: Any, filled: Path,
+                                         monkeypatch: pytest.MonkeyPatch,
+                                         verb: list[str]) -> None:
+    monkeypatch.chdir(filled.parent)
+    huge = filled.parent / "huge.md"
+    with huge.open("wb") as out:  # sparse: one byte over 64 MiB of zeros
+        out.truncate((64 << 20) + 1)
+    result = run_cli("--json", *verb, str(huge))
+    assert result.exit_code == 2, (result.stdout, result.stderr)
+    assert "too large" in _error_object(result.stdout)["error"]["message"]
     assert not (filled.parent / "out.json").exists()
 
 

@@ -57,6 +57,7 @@ from .errors import (
 )
 from .identity.commands import command_line
 from .identity.secrets import shown_url
+from .inputs import MAX_DRAFT, MAX_INPUT_LIST, read_named_text, standard_input
 from .ledger import Ledger, copy_ledger
 from .models import (
     Attempt,
@@ -87,6 +88,8 @@ from .replay import chosen_sources
 from .shapes import SHAPES, json_schema
 
 __all__ = [
+    "MAX_DRAFT",
+    "MAX_INPUT_LIST",
     "SHAPES",
     "Attempt",
     "BadInput",
@@ -160,10 +163,12 @@ __all__ = [
     "parse_passage_range",
     "printable_json",
     "read_batch_inputs",
+    "read_named_text",
     "read_search_results",
     "refresh_exit_code",
     "resolve_ledger_path",
     "shown_url",
+    "standard_input",
     "tool_error_lines",
     "warning_line",
 ]

@@ -23,6 +23,8 @@ __all__ = [
     "check_count",
     "check_seconds",
     "is_database_url",
+    "is_file_there",
+    "names_ledger_file",
     "resolve_ledger_path",
     "seconds_message",
 ]
@@ -114,6 +116,12 @@ def resolve_ledger_path(
     else a new ``./.fetchledger/ledger.db``. A PostgreSQL URL (see
     :func:`is_database_url`) is returned as given, a str; anything else is a file."""
     env = os.environ if env is None else env
+    if explicit is not None and not os.fspath(explicit).strip():
+        from .errors import InvalidArgument  # an empty --ledger is not "no --ledger"
+
+        raise InvalidArgument("the ledger path is empty",
+                              hint="name a ledger file or a PostgreSQL URL, or leave the "
+                                   "ledger option out to use the nearest one")
     cwd = (cwd or Path.cwd()).absolute()
     for given in (explicit, env.get(ENV_LEDGER)):
         if given and is_database_url(given):
@@ -136,6 +144,23 @@ def ledger_files(location: Path | str) -> frozenset[Path]:
     base = location.resolve()
     return frozenset({base, *(base.with_name(base.name + suffix)
                                for suffix in ("-wal", "-shm", "-journal"))})
+
+
+def names_ledger_file(target: Path, location: Path | str) -> bool:
+    """True when ``target`` (links followed) is one of :func:`ledger_files`; False for a
+    name that cannot be resolved (a loop of links, too long): it names none of them."""
+    try:
+        return target.resolve() in ledger_files(location)
+    except (OSError, RuntimeError, ValueError):
+        return False
+
+
+def is_file_there(path: Path) -> bool:
+    """``path.is_file()``, False for a name the file system refuses (too long, a NUL)."""
+    try:
+        return path.is_file()
+    except (OSError, ValueError):
+        return False
 
 
 def _absolute(path: Path, cwd: Path) -> Path:

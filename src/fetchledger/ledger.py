@@ -32,7 +32,8 @@ from .config import (
     allow_private_from_env,
     check_count,
     check_seconds,
-    ledger_files,
+    is_file_there,
+    names_ledger_file,
     resolve_ledger_path,
 )
 from .document import Document, Page
@@ -722,7 +723,7 @@ class Ledger:
         target = resolve_ledger_path(destination)
         shown = shown_location(target)
         if shown == self.location or (isinstance(target, Path)
-                                      and target.resolve() in ledger_files(self.path)):
+                                      and names_ledger_file(target, self.path)):
             raise InvalidArgument(f"{shown} is the ledger being copied (or one of its files)")
         store = open_store(target, busy_timeout=self.limits.ledger_busy_timeout)
         try:
@@ -738,7 +739,7 @@ def copy_ledger(source: str | os.PathLike[str], destination: str | os.PathLike[s
     PostgreSQL URLs, either direction; see :meth:`Ledger.copy_to`). InvalidPath if
     ``source`` is a file that does not exist: a copy never creates its source."""
     location = resolve_ledger_path(source)
-    if isinstance(location, Path) and not location.is_file():
+    if isinstance(location, Path) and not is_file_there(location):
         raise InvalidPath(f"no ledger at {location}",
                           hint="name an existing ledger file or a PostgreSQL URL")
     with Ledger(location, limits=limits) as ledger:

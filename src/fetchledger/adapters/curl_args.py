@@ -22,7 +22,6 @@ fetchledger's own options may stand anywhere among them: ``--ledger PATH``,
 from __future__ import annotations
 
 import base64
-import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -32,6 +31,7 @@ from urllib.parse import quote
 from ..config import MAX_SECONDS, MAX_SNIPPETS, MIN_SECONDS, seconds_message
 from ..errors import InvalidArgument, InvalidPath
 from ..identity.urls import redact_url
+from ..inputs import MAX_REQUEST_BODY, read_named, standard_input
 
 if TYPE_CHECKING:
     from ..net.client import HTTPRequest
@@ -270,12 +270,15 @@ def _read_data_file(spec: str, *, strip_newlines: bool, read_stdin: Callable[[],
     if name == "-":
         data = read_stdin()
     else:
+        if not name:
+            raise InvalidPath(f"the file name after @ is empty (curl reads {what} from @FILE)")
         try:
-            data = Path(name).expanduser().read_bytes()
-        except FileNotFoundError as exc:
-            raise InvalidPath(f"no such file: {name} (curl reads {what} from @FILE)") from exc
-        except OSError as exc:
-            raise InvalidPath(f"cannot read {name}: {exc.strerror or exc}") from exc
+            data = read_named(str(Path(name).expanduser()), what=f"request {what} file",
+                              cap=MAX_REQUEST_BODY, too_large=InvalidPath)
+        except InvalidPath as exc:
+            if exc.message.startswith("no such file"):
+                raise InvalidPath(f"{exc.message} (curl reads {what} from @FILE)") from exc
+            raise
     return data.replace(b"\r", b"").replace(b"\n", b"") if strip_newlines else data
 
 
@@ -313,7 +316,7 @@ def parse_curl_args(args: Sequence[str], *,
                     read_stdin: Callable[[], bytes] | None = None) -> CurlCommand:
     """A CurlCommand from curl's arguments; InvalidArgument (exit 2) for what curl
     would reject or fetchledger does not support."""
-    stdin = read_stdin or (sys.stdin.buffer.read)
+    stdin = read_stdin or (lambda: standard_input().read())  # (only when @- is given)
     for number, arg in enumerate(args, 1):  # bytes that are not UTF-8 (lone surrogates)
         if not arg.isascii():
             try:

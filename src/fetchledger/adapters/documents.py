@@ -76,10 +76,14 @@ def text_document(decoded: str, form: TextForm, raw: bytes, identity: Identity,
     if form == "json":
         try:
             data = json.loads(decoded)
+            shown = json.dumps(data, indent=2, ensure_ascii=False)
         except ValueError as exc:
             raise CorruptContent(f"the {what} is not valid JSON: {exc}",
                                  locator=identity.display) from exc
-        text = clean_lines(json.dumps(data, indent=2, ensure_ascii=False))
+        except RecursionError as exc:  # a page's [[[[…: the parser's depth, not a crash
+            raise CorruptContent(f"the {what} is JSON nested too deeply to read",
+                                 locator=identity.display) from exc
+        text = clean_lines(shown)
     elif form == "markdown":
         converted = markdown_text(decoded)
         text, title = converted.text, converted.title or title

@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
+from stat import S_ISREG
 from typing import Any
 
 from ..config import Limits
@@ -79,8 +80,14 @@ class FileAdapter:
 
     def _read_bytes(self, path: Path, locator: str) -> tuple[bytes, os.stat_result]:
         try:
-            with path.open("rb") as handle:
+            # O_NONBLOCK: a path that is a FIFO by now (refresh re-reads a stored path)
+            # must not wait for a writer; it is refused below, by what was opened
+            with os.fdopen(os.open(path, os.O_RDONLY | os.O_NONBLOCK), "rb") as handle:
                 stat = os.fstat(handle.fileno())
+                if not S_ISREG(stat.st_mode):
+                    raise InvalidPath(f"{locator} is not a regular file (a device, pipe or "
+                                      "socket)")
+                os.set_blocking(handle.fileno(), True)
                 if stat.st_size > self.limits.max_file_bytes:
                     raise TooLarge(
                         f"the file has {stat.st_size:,} bytes, over the cap of "

@@ -359,7 +359,7 @@ def _sniff(body: bytes, content_type: str, locator: str) -> ContentKind:
             try:
                 json.loads(stripped)
                 return "json"
-            except ValueError:
+            except (ValueError, RecursionError):
                 pass
         return "text"
     raise UnsupportedType(f"binary content ({content_type or 'no content type'}), not "

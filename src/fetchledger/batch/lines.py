@@ -82,6 +82,8 @@ def _json_input(text: str, number: int) -> BatchInput:
         data = json.loads(text)
     except ValueError as exc:
         return bad(f"not valid JSON ({exc})")
+    except RecursionError:  # [[[[… nested deeper than the parser goes
+        return bad("not valid JSON (nested too deeply)")
     if not isinstance(data, dict):
         return bad('a JSON line must be an object such as {"url": "https://..."}')
     url, query, k = data.get("url"), data.get("query"), data.get("k")

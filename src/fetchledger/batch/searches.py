@@ -78,6 +78,8 @@ def _json_results(text: str, name: str) -> tuple[list[_Item], str | None, str | 
         data = json.loads(text)
     except ValueError as whole:
         data = _json_lines(text, name, whole)
+    except RecursionError as exc:  # [[[[… nested deeper than the parser goes
+        raise InvalidArgument(f"{name} is not valid JSON: nested too deeply") from exc
     found = _result_list(data)
     items = [(position, url.strip(), item) for position, item in enumerate(found or [], 1)
              if isinstance(url := item.get("url") or item.get("link"), str) and url.strip()]
@@ -93,7 +95,7 @@ def _json_lines(text: str, name: str, whole: ValueError) -> list[dict[str, Any]]
             continue
         try:
             row = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             raise InvalidArgument(f"{name} is not valid JSON: {whole}") from whole
         if not isinstance(row, dict):
             raise InvalidArgument(f"{name} is not valid JSON: {whole}") from whole

@@ -23,7 +23,7 @@ from ..errors import InvalidArgument, InvalidPath
 from ..models import json_text
 from .bibliography import bibtex_entry, csl_item
 from .entries import pages_text
-from .outputs import Selection, atomic_file, output_path, select
+from .outputs import Selection, atomic_file, name_usable, output_path, select
 from .pack import Pack, read_pack, write_pack
 from .warc import write_warc
 
@@ -65,6 +65,7 @@ def export(ledger: Ledger, format: str, path: str | os.PathLike[str], *,
     if with_raw and format != "pack":
         raise InvalidArgument(f"--with-raw adds raw bytes to a pack, not to {format}",
                               hint="a WARC always holds the raw bytes")
+    name_usable(path)  # empty, too long, a NUL byte: before Path("") becomes "."
     target = Path(path)
     if format != "pack":
         output_path(target, ledger)  # refused before any work

@@ -13,6 +13,7 @@ from typing import IO, TYPE_CHECKING
 
 from ..config import ledger_files
 from ..errors import InvalidPath
+from ..inputs import path_error
 from ..models import Quote, Source
 from .citations import read_citations
 from .entries import Entry
@@ -22,8 +23,8 @@ from .render import check_known
 if TYPE_CHECKING:
     from ..ledger import Ledger
 
-__all__ = ["Selection", "atomic_file", "output_path", "select", "umask", "unwritable",
-           "write_output"]
+__all__ = ["Selection", "atomic_file", "name_usable", "output_path", "select", "umask",
+           "unwritable", "write_output"]
 
 
 @dataclass(frozen=True)
@@ -60,7 +61,9 @@ def output_path(target: Path, ledger: Ledger | None = None) -> Path:
     """The file an output replaces (a link followed to the file it names). InvalidPath
     (exit 2, nothing written) for a folder that does not exist, a folder, anything but a
     regular file (a device or a pipe is never replaced), or one of the ledger's own
-    files (writing it would destroy the ledger)."""
+    files (writing it would destroy the ledger); an empty name, or one the file system
+    refuses (too long, a NUL byte, a link loop), too."""
+    name_usable(target)
     path = Path(os.path.abspath(target))
     if path.is_symlink():
         path = path.resolve()
@@ -104,8 +107,23 @@ def atomic_file(target: Path, ledger: Ledger | None = None) -> Iterator[IO[bytes
 def write_output(target: str | os.PathLike[str], data: bytes,
                  ledger: Ledger | None = None) -> None:
     """Replace the file ``target`` with ``data`` in one step (:func:`atomic_file`)."""
+    name_usable(target)  # before Path(""), which is the working directory
     with atomic_file(Path(target), ledger) as out:
         out.write(data)
+
+
+def name_usable(target: str | os.PathLike[str]) -> None:
+    """InvalidPath (exit 2) for an output name that is empty or that the file system
+    refuses (too long, a NUL byte, a loop of links); a name of nothing yet is usable."""
+    name = os.fspath(target)
+    if not name:
+        raise InvalidPath("the output file name is empty", hint="name the file to write")
+    try:
+        os.stat(name)
+    except FileNotFoundError:
+        pass
+    except (OSError, ValueError) as exc:
+        raise path_error(str(name), exc, what="output", verb="write") from exc
 
 
 def unwritable(target: Path, exc: OSError) -> InvalidPath:

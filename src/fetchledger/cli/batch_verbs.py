@@ -7,11 +7,12 @@ import sys
 import time
 from collections.abc import Callable
 from types import TracebackType
-from typing import IO, Any
+from typing import Any
 
 import click
 
 from fetchledger import (
+    MAX_INPUT_LIST,
     BatchOutcome,
     Failure,
     InvalidArgument,
@@ -21,6 +22,7 @@ from fetchledger import (
     batch_summary,
     exit_code_for,
     read_batch_inputs,
+    read_named_text,
     read_search_results,
 )
 
@@ -39,7 +41,7 @@ from ._base import (
 def _batch_options(function: F) -> F:
     """The options of batch retrieval, shared by ``batch`` and ``ingest``."""
     for option in reversed([
-        click.argument("file", type=click.File("rb"), metavar="FILE|-"),
+        click.argument("file", metavar="FILE|-"),
         query_option,
         k_option(3),
         click.option("--concurrency", type=WholeNumber(min=1), default=32,
@@ -63,7 +65,7 @@ def _batch_options(function: F) -> F:
 @_batch_options
 @global_options()
 @click.pass_context
-def batch(ctx: click.Context, file: IO[bytes], query: str | None, k: int, concurrency: int,
+def batch(ctx: click.Context, file: str, query: str | None, k: int, concurrency: int,
           per_host: int, refresh: bool, no_robots: bool, render: str) -> None:
     """Fetch many URLs concurrently and register each; a re-run resumes.
 
@@ -98,7 +100,7 @@ def batch(ctx: click.Context, file: IO[bytes], query: str | None, k: int, concur
               help="The search engine, when the file does not say.")
 @global_options()
 @click.pass_context
-def ingest(ctx: click.Context, file: IO[bytes], query: str | None, k: int, concurrency: int,
+def ingest(ctx: click.Context, file: str, query: str | None, k: int, concurrency: int,
            per_host: int, refresh: bool, no_robots: bool, render: str,
            search_query: str | None, engine: str | None) -> None:
     """Retrieve the results of a search and record where the search found each source.
@@ -125,21 +127,11 @@ def ingest(ctx: click.Context, file: IO[bytes], query: str | None, k: int, concu
         refresh=refresh, robots=not no_robots, on_outcome=emit, render=render))
 
 
-MAX_INPUT = 256 << 20  # bytes of one input list (a device such as /dev/zero never ends)
-
-
-def _read(file: IO[bytes]) -> tuple[str, str]:
-    """The input file's name and its text (UTF-8, a BOM skipped); InvalidPath for a list
-    over MAX_INPUT bytes."""
-    name = getattr(file, "name", "-")
-    data = file.read(MAX_INPUT + 1)
-    if len(data) > MAX_INPUT:
-        raise InvalidPath(f"{name} is over {MAX_INPUT >> 20} MiB: too large for a list of "
-                          "inputs", hint="split it into several batches")
-    try:
-        return name, data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise InvalidPath(f"{name} is not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
+def _read(name: str) -> tuple[str, str]:
+    """The input list's name and its text (UTF-8, a BOM skipped), read by the library's one
+    reader of named files (bad paths, FIFOs, devices, over MAX_INPUT_LIST bytes: exit 2)."""
+    return name, read_named_text(name, what="list of inputs", cap=MAX_INPUT_LIST,
+                                 error=InvalidPath)
 
 
 def _run(ctx: click.Context, verb: str, total: int,

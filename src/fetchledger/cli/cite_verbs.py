@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import click
 
-from fetchledger import InvalidArgument, InvalidPath
+from fetchledger import MAX_DRAFT, read_named_text
 from fetchledger.cite import (
     DOCUMENT_STYLES,
     EXPORT_FORMATS,
@@ -20,31 +17,11 @@ from fetchledger.cite import (
 
 from ._base import cli, global_options, open_ledger, print_json, settings
 
-MAX_DRAFT = 64 << 20  # bytes: a draft is read whole (a device such as /dev/zero never ends)
-
 
 def read_draft(name: str) -> str:
-    """The draft's text (``-`` reads standard input); bad paths are exit 2, and so is a
-    draft over MAX_DRAFT bytes."""
-    if name == "-":
-        data = sys.stdin.buffer.read(MAX_DRAFT + 1)
-    else:
-        path = Path(name)
-        if path.is_dir():
-            raise InvalidPath(f"{name} is a directory, not a draft")
-        try:
-            with path.open("rb") as handle:
-                data = handle.read(MAX_DRAFT + 1)
-        except FileNotFoundError as exc:
-            raise InvalidPath(f"no such file: {name}") from exc
-        except OSError as exc:
-            raise InvalidPath(f"cannot read {name}: {exc.strerror or exc}") from exc
-    if len(data) > MAX_DRAFT:
-        raise InvalidArgument(f"{name} is over {MAX_DRAFT >> 20} MiB: too large for a draft")
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise InvalidArgument(f"{name} is not UTF-8 text (byte {exc.start})") from exc
+    """The draft's text (``-`` reads standard input): the library's one reader of named
+    files (bad paths, FIFOs, devices, over MAX_DRAFT bytes, not UTF-8: exit 2)."""
+    return read_named_text(name, what="draft", cap=MAX_DRAFT)
 
 
 @cli.command("render")
@@ -72,7 +49,7 @@ def render_command(ctx: click.Context, draft: str, in_place: bool, output: str |
     does not have is an error (exit 2) and nothing is written. DRAFT may be -
     for standard input.
     """
-    if in_place and output:
+    if in_place and output is not None:
         raise click.UsageError("use --in-place or -o OUT, not both")
     if in_place and draft == "-":
         raise click.UsageError("--in-place needs a draft file, not standard input")
@@ -84,19 +61,19 @@ def render_command(ctx: click.Context, draft: str, in_place: bool, output: str |
     rendered = render(ledger, text, style=style, renumber=renumber,
                       text_fragments=text_fragments)
     written: str | None = None
-    if in_place or output:
-        target = Path(draft if in_place else str(output))
+    if in_place or output is not None:  # -o "" is an empty name, not "no -o"
+        target = draft if in_place else str(output)
         if style in DOCUMENT_STYLES:
             content = rendered.text
         else:
             content = rendered.block + "\n" if rendered.block else ""
         if not in_place or rendered.changed:
             write_output(target, content.encode("utf-8"), ledger)
-            written = str(target)
+            written = target
     if settings(ctx).json:
         print_json({"style": style, "written": written, **rendered.to_json(with_text=False)})
         return
-    if in_place or output:
+    if in_place or output is not None:
         what = f"{len(rendered.ids)} source{'' if len(rendered.ids) == 1 else 's'}"
         state = f"wrote {what} to {written}" if written else f"{draft} is up to date ({what})"
         click.echo(f"fetchledger: {state}", err=True)

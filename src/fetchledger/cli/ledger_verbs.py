@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from fetchledger import copy_ledger, parse_passage_range
+from fetchledger import copy_ledger, parse_passage_range, standard_input
 
 from ._base import (
     Integer,
@@ -42,7 +42,7 @@ def read(ctx: click.Context, paths: tuple[str, ...], query: str | None, k: int,
     by --label.
     """
     ledger = open_ledger(ctx)
-    stdin = sys.stdin.buffer if "-" in paths else None
+    stdin = standard_input() if "-" in paths else None
     emit_outcomes(ctx, ledger.read_many(paths, query=query, k=k, pages=pages,
                                          password=password, stdin=stdin, label=label))
 

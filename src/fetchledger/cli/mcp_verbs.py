@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import click
 
+from fetchledger import standard_input
+
 from ._base import cli, global_options, settings
 
 
@@ -43,6 +45,7 @@ def mcp_command(ctx: click.Context, roots: tuple[str, ...], commands: tuple[str,
     from fetchledger.mcp import ServerConfig, serve  # imports the MCP SDK: only for this verb
 
     chosen = settings(ctx)
+    standard_input("and the MCP server speaks over it")  # closed: one line, no traceback
     serve(ServerConfig.create(ledger=chosen.ledger, allow_private=chosen.allow_private,
                               allow_hosts=chosen.allow_hosts, roots=roots, commands=commands,
                               offline=chosen.offline))

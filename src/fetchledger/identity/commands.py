@@ -63,6 +63,9 @@ def command_locator(
     """
     if not argv or not any(argv) or (shell and not " ".join(argv).strip()):
         raise InvalidArgument("no command to run", hint=Hint("{run}"))
+    if not shell and not argv[0].strip():  # `run -- ' '`: no program has a blank name
+        raise InvalidArgument("no command to run: the command name is empty (blank)",
+                              hint=Hint("{run}"))
     joined = "".join(argv)  # (each test below once over all of them: a long argv)
     if "\0" in joined:
         raise InvalidArgument("a command argument contains a NUL byte")

@@ -36,6 +36,7 @@ from urllib.parse import unquote
 
 from ..errors import InvalidPath, InvalidURL
 from ..hints import Hint
+from ..inputs import path_error
 from .addresses import parse_ip_host
 from .secrets import (
     REDACTED,
@@ -78,12 +79,16 @@ def file_locator(path: str | os.PathLike[str]) -> Path:
     Raises InvalidPath (bad input, exit 2) for a missing path, a directory,
     a device or pipe, or a path that cannot be resolved.
     """
+    if not os.fspath(path):  # Path("") is the working directory
+        raise InvalidPath("the file name is empty", hint="name a file")
     given = Path(path).expanduser()
     try:
         resolved = given.resolve(strict=True)
     except FileNotFoundError as exc:
         raise InvalidPath(f"no such file: {path}") from exc
-    except (OSError, RuntimeError) as exc:  # symlink loops, permission on a parent
+    except OSError as exc:  # too long, a loop, a file as a folder, permission on a parent
+        raise path_error(os.fspath(path), exc, verb="resolve") from exc
+    except RuntimeError as exc:  # a symlink loop, as pathlib reports it
         raise InvalidPath(f"cannot resolve {path}: {exc}") from exc
     try:
         str(resolved).encode("utf-8")
@@ -106,6 +111,9 @@ def file_locator(path: str | os.PathLike[str]) -> Path:
 _HOST_NAME = re.compile(r"^[a-z0-9_-]+(?:\.[a-z0-9_-]+)*\.?$")
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+# what "did you mean https://…" may be offered for: a host name first, no blanks or quotes
+# (never for `[1,2]` or a quoted URL, where it made `https://"http://…"`)
+_LOOKS_LIKE_HOST = re.compile(r"[\w-]+(?:\.[\w-]+)+(?::[0-9]+)?(?:[/?#][^\s\"'<>]*)?\Z")
 
 
 def parse_http_url(url: str) -> httpx.URL:
@@ -121,8 +129,10 @@ def parse_http_url(url: str) -> httpx.URL:
         raise InvalidURL(f"the URL {shown_url(text)} contains control characters")
     scheme = _SCHEME.match(text)
     if scheme is None:
+        guess = shown_url(text).lstrip("/")
         raise InvalidURL(f"{shown_url(text)} is not a URL (no http:// or https://)",
-                         hint=f"did you mean https://{shown_url(text).lstrip('/')} ?")
+                         hint=f"did you mean https://{guess} ?" if _LOOKS_LIKE_HOST.match(guess)
+                         else "a URL starts with http:// or https://")
     if scheme.group(1).lower() not in ("http", "https"):
         raise InvalidURL(f"only http and https URLs can be fetched, not {scheme.group(1)}:"
                          f" ({shown_url(text)})",
@@ -179,6 +189,9 @@ def _check_port(text: str) -> None:
     if not match:
         return
     hostport = match.group(2).rpartition("@")[2]
+    if hostport.startswith("[") and "]" not in hostport:  # http://[::1 is no port ':1'
+        raise InvalidURL(f"the URL {shown_url(text)} opens an IPv6 address with [ and "
+                         "never closes it with ]")
     after = hostport.rpartition("]")[2] if hostport.startswith("[") else hostport
     _, colon, port = after.partition(":")
     if colon and not _PORT.fullmatch(port):

@@ -31,8 +31,14 @@ class Roots:
             return cls(())
         resolved = []
         for folder in folders or [str(here)]:
-            path = Path(folder).expanduser().resolve()
-            if not path.is_dir():
+            if not folder.strip():  # never taken for the working directory
+                raise InvalidArgument("--root is empty: name a folder")
+            try:
+                path = Path(folder).expanduser().resolve()
+                found = path.is_dir()
+            except (OSError, RuntimeError, ValueError) as exc:  # too long, a loop, a NUL
+                raise InvalidPath(f"--root {folder}: {exc}") from exc
+            if not found:
                 raise InvalidPath(f"--root {folder}: no such folder")
             resolved.append(path)
         return cls(tuple(dict.fromkeys(resolved)))
@@ -45,6 +51,9 @@ class Roots:
                 "read_file has no folder to read: the server was started in / without --root",
                 hint="start the server with --root DIR (repeatable), the folders read_file "
                      "may read")
+        if not path:
+            raise InvalidPath("the file name is empty", hint="name a file under the "
+                              "server's --root folders")
         given = Path(path).expanduser()
         if not given.is_absolute():
             given = self.folders[0] / given
@@ -86,7 +95,7 @@ class CommandAllowlist:
         """Raise InvalidArgument unless ``argv[0]`` resolves (on PATH, as it will be
         started) to an allowed executable. The path is compared as found, not with its
         symlinks followed: a multi-call binary (busybox) is allowed by its name only."""
-        if not argv or not argv[0]:
+        if not argv or not argv[0].strip():
             raise InvalidArgument("the command is empty")
         if "\0" in argv[0]:
             raise InvalidArgument("the command name contains a NUL byte")

@@ -152,6 +152,9 @@ class PostgresStore(PostgresRegistration, PostgresBulk, WindowReads):
         self.lock_timeout = f"{int(busy_timeout * 1000)}ms"  # each write's, set in it
         try:
             password = conninfo_to_dict(url).get("password")
+        except UnicodeEncodeError as exc:  # bytes that are not UTF-8 (not quoted: a password?)
+            raise LedgerUnavailable("the PostgreSQL URL is not valid UTF-8", path=self.shown,
+                                    hint="postgresql://USER@HOST:PORT/DATABASE") from exc
         except psycopg.ProgrammingError as exc:
             reason = str(exc).partition('"')[0].rstrip(": ")  # not the token: a password's
             raise LedgerUnavailable(f"{self.shown} is not a usable PostgreSQL URL: {reason}",

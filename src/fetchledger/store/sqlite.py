@@ -9,9 +9,12 @@ It implements :class:`fetchledger.store.protocol.Store`.
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 import shutil
 import sqlite3
+import stat
 import tempfile
 import urllib.parse
 import zlib
@@ -30,6 +33,7 @@ from ..errors import (
     LedgerReadOnly,
     NoLedger,
 )
+from ..inputs import shown_name
 from ..models import Attempt, Quote, SearchHit, Source
 from ..text.passages import Passage
 from .migrations import MIGRATIONS, refuse_unknown
@@ -57,6 +61,33 @@ from .windows import CHUNK_INSERT, COPY_ORDER, WindowReads, chunk_rows
 __all__ = ["SQLiteStore"]
 
 
+def _usable_place(path: Path) -> None:
+    """LedgerError (exit 4) for a ledger path that cannot hold an SQLite file: a folder, a
+    device, FIFO or socket (SQLite would open it, or wait on it), or a name the file
+    system refuses (too long, a loop of links). Nothing there yet is for the caller."""
+    shown = shown_name(str(path))
+    try:
+        status = os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    except OSError as exc:
+        if exc.errno == errno.ENAMETOOLONG:
+            raise LedgerError(f"the ledger path is too long for the file system: {shown}",
+                              path=str(path), hint="each part of a path holds at most "
+                                                   "255 bytes") from exc
+        if exc.errno == errno.ELOOP:
+            raise LedgerError(f"the ledger {shown} is a loop of symbolic links",
+                              path=str(path)) from exc
+        raise LedgerError(f"cannot use the ledger {shown}: {exc.strerror or exc}",
+                          path=str(path)) from exc
+    if stat.S_ISDIR(status.st_mode):
+        raise LedgerError(f"{shown} is a folder, not a ledger file", path=str(path),
+                          hint=f"name a file in it, e.g. {shown}/ledger.db")
+    if not stat.S_ISREG(status.st_mode):
+        raise LedgerError(f"{shown} is not a regular file (a device, pipe or socket), so not "
+                          "a ledger", path=str(path), hint="name a ledger file")
+
+
 class SQLiteStore(WindowReads):
     """One ledger file. Open it, use it, close it (or use it as a context manager).
 
@@ -70,11 +101,16 @@ class SQLiteStore(WindowReads):
         self.path = path
         self.busy_timeout = busy_timeout
         self._copy_folder: Path | None = None  # a read-only ledger's private copy
+        _usable_place(path)
         if read_only:
             self.db = self._open_read_only()
             return
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
+        except (FileExistsError, NotADirectoryError) as exc:  # a file where a folder goes
+            raise LedgerError(
+                f"cannot create the ledger folder {shown_name(str(path.parent))}: a part of "
+                "the path is a file, not a folder", path=str(path)) from exc
         except OSError as exc:
             raise LedgerReadOnly(
                 f"cannot create the ledger folder {path.parent}: {exc.strerror}", path=str(path)
@@ -100,7 +136,8 @@ class SQLiteStore(WindowReads):
             raise NoLedger(f"no ledger at {self.path}", path=str(self.path),
                            hint="a retrieval (fetch, read, run, ...) creates one; or pass "
                                 "--ledger PATH")
-        uri = "file:" + urllib.parse.quote(str(self.path.absolute()))
+        # the name's bytes, quoted: a name need not be UTF-8 (surrogateescape)
+        uri = "file:" + urllib.parse.quote(os.fsencode(self.path.absolute()))
         # immutable=1 when the file cannot be read otherwise: a read-only mount, where
         # no one can be writing it, and WAL's shared memory cannot be made. Immutable, it
         # would not read a write-ahead log: one that holds commits is read from a copy.
